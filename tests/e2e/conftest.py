@@ -1,0 +1,151 @@
+"""Browser-test harness: `streamlit run app.py` on a free port, driven by Playwright in Debian's Chromium.
+
+Outside CI a missing Chromium skips these tests with a reason; in CI (CI=true) it fails them, so they never skip there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path:
+        return path
+    message = "Debian's chromium is not installed (apt-get install -y chromium)"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message}: browser tests must run in CI")
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Server:
+    """A running `streamlit run app.py`; `url(path)` builds addresses on it."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        command = [
+            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+            "--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.headless", "true",
+            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+        ]
+        self.log = (ARTIFACTS / f"server-{self.port}.log").open("w")
+        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(self.url("_stcore/health"), timeout=2) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("streamlit did not become healthy within 60 s")
+
+    def url(self, path: str = "") -> str:
+        return f"http://127.0.0.1:{self.port}/{path}"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    executable = _chromium()
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def cold_server() -> Iterator[Server]:
+    """A freshly started server per test: the first request it sees is the test's own."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    server = Server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    """One server shared by a module's tests (warm after the first page)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    running = Server()
+    yield running
+    running.stop()
+
+
+class PageWatch:
+    """A browser page that records console errors and uncaught page errors while a test drives it."""
+
+    def __init__(self, browser: object) -> None:
+        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def open(self, url: str, landmark: str, timeout: float = 60_000) -> None:
+        """Go to url and wait until the page shows its landmark text and Streamlit has finished running."""
+        self.page.goto(url, wait_until="domcontentloaded", timeout=timeout)
+        self.page.get_by_text(landmark, exact=False).first.wait_for(timeout=timeout)
+        self.settle(timeout)
+
+    def settle(self, timeout: float = 60_000) -> None:
+        """Wait until the script has finished its rerun (the status widget disappears)."""
+        self.page.wait_for_timeout(300)
+        self.page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
+
+    def screenshot(self, name: str) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+    def exceptions_on_screen(self) -> int:
+        return self.page.locator('[data-testid="stException"]').count()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def watch(browser: object) -> Iterator[PageWatch]:
+    page = PageWatch(browser)
+    yield page
+    page.close()

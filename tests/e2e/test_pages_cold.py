@@ -1,0 +1,24 @@
+"""Every page, opened by a deep link as the very first request to a freshly started server, shows itself cleanly."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.navigation import GLOSSARY, HOME, PAGES
+
+ALL_PAGES = [HOME, *PAGES, GLOSSARY]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("spec", ALL_PAGES, ids=[spec.url_path or "home" for spec in ALL_PAGES])
+def test_cold_deep_link(cold_server, watch, spec):
+    watch.open(cold_server.url(spec.url_path), spec.landmark)
+    heading = watch.page.locator("h1").first.inner_text()
+    assert spec.landmark in heading, f"deep link to /{spec.url_path} showed '{heading}' instead"
+    assert watch.exceptions_on_screen() == 0
+    if spec in PAGES:
+        charts = watch.page.locator(".js-plotly-plot")
+        charts.first.wait_for(timeout=30_000)
+        assert charts.count() >= 1
+    watch.screenshot(f"cold-{spec.url_path or 'home'}")
+    assert watch.errors == [], watch.errors

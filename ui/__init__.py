@@ -1,0 +1,1 @@
+"""Shared presentation: plotly figure builders, annotations, glossary, navigation registry."""

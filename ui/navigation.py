@@ -1,0 +1,58 @@
+"""The dashboard's pages in reading order: one registry for app.py's navigation, the browser tests and the benchmark.
+
+Pure data (no streamlit import) so tests and benchmarks can iterate over it. A page is listed only once it works.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page: its script, its readable title, its URL path and a phrase the page always shows (for tests)."""
+
+    script: str
+    title: str
+    url_path: str
+    icon: str
+    summary: str
+    landmark: str
+
+    @property
+    def path(self) -> Path:
+        """Absolute path of the page script."""
+        return ROOT / self.script
+
+
+HOME = PageSpec(
+    script="app.py",
+    title="Overview",
+    url_path="",
+    icon=":material/home:",
+    summary="The story of the primer and a map of the dashboard.",
+    landmark="Inside a Transformer",
+)
+
+PAGES: tuple[PageSpec, ...] = (
+    PageSpec(
+        script="pages/cnn_vs_head.py",
+        title="CNN vs head",
+        url_path="cnn-vs-head",
+        icon=":material/grid_on:",
+        summary="A convolution filter's fixed 3×3 window next to an attention head's window chosen by content.",
+        landmark="CNN filter vs attention head",
+    ),
+)
+
+GLOSSARY = PageSpec(
+    script="pages/glossary.py",
+    title="Glossary",
+    url_path="glossary",
+    icon=":material/menu_book:",
+    summary="The primer's terms in plain words.",
+    landmark="Glossary",
+)

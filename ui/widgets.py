@@ -1,0 +1,65 @@
+"""Streamlit helpers every page uses: the "what you see / why it matters" box, charts, downloads, shapes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.navigation import PageSpec
+
+CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+
+def setup_page(spec: PageSpec) -> None:
+    """Title and one-line summary of a page, identical in style everywhere."""
+    st.title(spec.landmark)
+    st.caption(spec.summary)
+
+
+def explain(what: str, why: str) -> None:
+    """The annotation under every chart: what the reader sees (from live numbers) and why a manager should care."""
+    with st.container(border=True):
+        st.markdown(f"**What you see.** {what}")
+        st.markdown(f"**Why it matters.** {why}")
+
+
+def chart(fig: go.Figure, *, key: str, alt: str) -> None:
+    """Draw a plotly figure full-width with the PNG download button kept and an accessible description."""
+    st.plotly_chart(fig, key=key, config=CHART_CONFIG, alt=alt)
+
+
+def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """A labelled DataFrame of a matrix (duplicate row labels such as two 'the' tokens are kept, numbered)."""
+    return pd.DataFrame(np.asarray(matrix), index=_unique(rows), columns=_unique(columns))
+
+
+def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
+    """A CSV download button for a matrix with its row and column labels."""
+    csv = matrix_frame(matrix, rows, columns).to_csv().encode("utf-8")
+    st.download_button(f"Download {name} (CSV)", csv, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}")
+
+
+def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
+    """A CSV download button for a table."""
+    st.download_button(
+        f"Download {name} (CSV)", frame.to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
+        mime="text/csv", key=f"dl-{key}",
+    )
+
+
+def shape_label(rows: int, columns: int, rows_name: str = "T", columns_name: str = "d_model") -> str:
+    """Shape caption in the primer's style, e.g. 'shape T × d_model = 3 × 5'."""
+    return f"shape {rows_name} × {columns_name} = {rows} × {columns}"
+
+
+def _unique(labels: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        out.append(label if seen[label] == 1 else f"{label} ({seen[label]})")
+    return out

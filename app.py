@@ -46,10 +46,11 @@ def home() -> None:
 
 def main() -> None:
     """Build the navigation from the page registry and run the page the URL asks for."""
-    st.set_page_config(page_title="Transformer primer dashboard", page_icon=":material/hub:", layout="wide")
-    pages = [st.Page(home, title=HOME.title, icon=HOME.icon, default=True)]
-    pages += [st.Page(spec.script, title=spec.title, icon=spec.icon, url_path=spec.url_path) for spec in PAGES]
-    pages.append(st.Page(GLOSSARY.script, title=GLOSSARY.title, icon=GLOSSARY.icon, url_path=GLOSSARY.url_path))
+    st.set_page_config(page_title="Transformer primer dashboard", layout="wide")
+    pages = [st.Page(home, title=HOME.title, default=True)]
+    pages += [st.Page(spec.script, title=spec.title, url_path=spec.url_path)
+              for spec in PAGES]
+    pages.append(st.Page(GLOSSARY.script, title=GLOSSARY.title, url_path=GLOSSARY.url_path))
     st.navigation(pages).run()
 
 

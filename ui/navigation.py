@@ -13,14 +13,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @dataclass(frozen=True)
 class PageSpec:
-    """One page: its script, its readable title, its URL path and a phrase the page always shows (for tests)."""
+    """One page: its script, its readable title, an icon, a one-line summary and the title it always shows.
+
+    The URL path is the script's file stem: on a freshly started server Streamlit resolves the first deep link by
+    file name before app.py has built the navigation, so any other path shows a "Page not found" dialog.
+    """
 
     script: str
     title: str
-    url_path: str
     icon: str
     summary: str
     landmark: str
+
+    @property
+    def url_path(self) -> str:
+        """The page's address below the app's root ('' for the overview)."""
+        return "" if self.script == "app.py" else Path(self.script).stem
 
     @property
     def path(self) -> Path:
@@ -31,7 +39,6 @@ class PageSpec:
 HOME = PageSpec(
     script="app.py",
     title="Overview",
-    url_path="",
     icon=":material/home:",
     summary="The story of the primer and a map of the dashboard.",
     landmark="Inside a Transformer",
@@ -41,7 +48,6 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec(
         script="pages/cnn_vs_head.py",
         title="CNN vs head",
-        url_path="cnn-vs-head",
         icon=":material/grid_on:",
         summary="A convolution filter's fixed 3×3 window next to an attention head's window chosen by content.",
         landmark="CNN filter vs attention head",
@@ -51,7 +57,6 @@ PAGES: tuple[PageSpec, ...] = (
 GLOSSARY = PageSpec(
     script="pages/glossary.py",
     title="Glossary",
-    url_path="glossary",
     icon=":material/menu_book:",
     summary="The primer's terms in plain words.",
     landmark="Glossary",

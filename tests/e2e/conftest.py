@@ -6,6 +6,7 @@ Outside CI a missing Chromium skips these tests with a reason; in CI (CI=true) i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+BASE_PATH_PROBE = re.compile(r"^http://127\.0\.0\.1:\d+/[\w-]+/_stcore/(health|host-config)$")
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -118,8 +121,15 @@ class PageWatch:
         self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
         self.page = self.context.new_page()
         self.errors: list[str] = []
-        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def _console(self, message: object) -> None:
+        url = message.location.get("url", "")
+        # Streamlit's front end finds the server's base path by probing <deep-link>/_stcore/health and host-config
+        # before the root; the 404s of that probe are expected and harmless, every other error counts.
+        if message.type == "error" and not BASE_PATH_PROBE.search(url):
+            self.errors.append(f"{message.text} [{url}]")
 
     def open(self, url: str, landmark: str, timeout: float = 60_000) -> None:
         """Go to url and wait until the page shows its landmark text and Streamlit has finished running."""

@@ -48,8 +48,7 @@ def main() -> None:
     """Build the navigation from the page registry and run the page the URL asks for."""
     st.set_page_config(page_title="Transformer primer dashboard", layout="wide")
     pages = [st.Page(home, title=HOME.title, default=True)]
-    pages += [st.Page(spec.script, title=spec.title, url_path=spec.url_path)
-              for spec in PAGES]
+    pages += [st.Page(spec.script, title=spec.title, url_path=spec.url_path) for spec in PAGES]
     pages.append(st.Page(GLOSSARY.script, title=GLOSSARY.title, url_path=GLOSSARY.url_path))
     st.navigation(pages).run()
 

@@ -7,7 +7,9 @@ from ui.navigation import GLOSSARY
 from ui.widgets import setup_page
 
 setup_page(GLOSSARY)
-st.markdown("The terms the pages use, in the order the primer introduces them. Hover a ⓘ on any page for the same text.")
+st.markdown(
+    "The terms the pages use, in the order the primer introduces them. The ⓘ tooltips on every page show the same text."
+)
 for key, entry in terms().items():
     st.subheader(entry["term"], anchor=key)
     st.markdown(entry["definition"])

@@ -46,8 +46,11 @@ def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[s
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
     """A CSV download button for a table."""
     st.download_button(
-        f"Download {name} (CSV)", frame.to_csv(index=False).encode("utf-8"), file_name=f"{key}.csv",
-        mime="text/csv", key=f"dl-{key}",
+        f"Download {name} (CSV)",
+        frame.to_csv(index=False).encode("utf-8"),
+        file_name=f"{key}.csv",
+        mime="text/csv",
+        key=f"dl-{key}",
     )
 
 

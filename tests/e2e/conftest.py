@@ -55,9 +55,21 @@ class Server:
     def __init__(self) -> None:
         self.port = _free_port()
         command = [
-            sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-            "--server.port", str(self.port), "--server.address", "127.0.0.1", "--server.headless", "true",
-            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.port",
+            str(self.port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
         ]
         self.log = (ARTIFACTS / f"server-{self.port}.log").open("w")
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)

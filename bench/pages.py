@@ -1,0 +1,50 @@
+"""Server-side run time of every page script (Streamlit AppTest, warm) next to an empty page, as a ratio.
+
+Run: .venv/bin/python -m bench.pages [repeats]. Targets: median ≤ 100 ms and ≤ 4× the empty page.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from ui.navigation import GLOSSARY, PAGES, ROOT
+
+EMPTY_PAGE = 'import streamlit as st\nst.write("empty page")\n'
+
+
+def median_run_ms(script: Path, repeats: int) -> float:
+    """Median wall time of AppTest.run() for a script after two warm-up runs (imports and caches loaded)."""
+    app = AppTest.from_file(str(script), default_timeout=60)
+    app.run()
+    app.run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        app.run()
+        times.append((time.perf_counter() - start) * 1000)
+        if app.exception:
+            raise RuntimeError(f"{script.name} raised: {app.exception[0].message}")
+    return statistics.median(times)
+
+
+def main(repeats: int = 20) -> None:
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory() as folder:
+        empty = Path(folder) / "empty.py"
+        empty.write_text(EMPTY_PAGE)
+        baseline = median_run_ms(empty, repeats)
+    print(f"{'page':<28}{'median ms':>10}{'× empty':>9}")
+    print(f"{'(empty page)':<28}{baseline:>10.1f}{1.0:>9.1f}")
+    for spec in [*PAGES, GLOSSARY]:
+        ms = median_run_ms(spec.path, repeats)
+        print(f"{spec.title:<28}{ms:>10.1f}{ms / baseline:>9.1f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.navigation import GLOSSARY, PAGES, ROOT
+from ui.navigation import GLOSSARY, HOME, PAGES, ROOT
 
 EMPTY_PAGE = 'import streamlit as st\nst.write("empty page")\n'
 
@@ -41,7 +41,7 @@ def main(repeats: int = 20) -> None:
         baseline = median_run_ms(empty, repeats)
     print(f"{'page':<28}{'median ms':>10}{'× empty':>9}")
     print(f"{'(empty page)':<28}{baseline:>10.1f}{1.0:>9.1f}")
-    for spec in [*PAGES, GLOSSARY]:
+    for spec in [HOME, *PAGES, GLOSSARY]:
         ms = median_run_ms(spec.path, repeats)
         print(f"{spec.title:<28}{ms:>10.1f}{ms / baseline:>9.1f}")
 

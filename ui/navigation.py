@@ -52,6 +52,13 @@ PAGES: tuple[PageSpec, ...] = (
         summary="A convolution filter's fixed 3×3 window next to an attention head's window chosen by content.",
         landmark="CNN filter vs attention head",
     ),
+    PageSpec(
+        script="pages/kv_cost.py",
+        title="KV-cache cost calculator",
+        icon=":material/calculate:",
+        summary="The primer's KV-cache formula turned into GPUs, concurrent users and dollars per million tokens.",
+        landmark="KV-cache cost calculator",
+    ),
 )
 
 GLOSSARY = PageSpec(

@@ -85,6 +85,11 @@ class FilterTrace:
     pool: np.ndarray
 
     @property
+    def score_range(self) -> tuple[float, float]:
+        """Lowest and highest raw score over all windows (before ReLU)."""
+        return float(self.conv.min()), float(self.conv.max())
+
+    @property
     def active_cells(self) -> int:
         """How many windows the filter's pattern is present in (feature-map cells ReLU keeps)."""
         return int(np.count_nonzero(self.relu))

@@ -191,6 +191,7 @@ def feature_maps(trace: conv.ConvTrace) -> None:
         r"\text{pool}[r,c]=\max_{i,j\in\{0,1\}}\operatorname{ReLU}(\text{map})[r+i,\,c+j]"
     )
     for step in trace.filters:
+        low, high = step.score_range
         fig = heatmap_panels(
             [("convolution", step.conv), ("ReLU: negatives → 0", step.relu), ("2 × 2 max-pool", step.pool)],
             title=f"{step.name.capitalize()} filter: feature map → ReLU → pooled map",
@@ -199,13 +200,13 @@ def feature_maps(trace: conv.ConvTrace) -> None:
         chart(fig, key=f"maps-{step.name}", alt=f"{step.name} filter's feature map, after ReLU and after pooling")
         if step.active_cells:
             what = (
-                f"The {step.name} filter's scores range from {step.conv.min():g} to {step.conv.max():g}. ReLU keeps "
+                f"The {step.name} filter's scores range from {low:g} to {high:g}. ReLU keeps "
                 f"the {step.active_cells} positive cell(s) of 9, pooling keeps the strongest value of each 2 × 2 "
                 f"patch: {conv.format_kernel_row(step.pool.ravel())}, a total vote of {step.evidence:g}."
             )
         else:
             what = (
-                f"No window matches the {step.name} filter (scores from {step.conv.min():g} to {step.conv.max():g}): "
+                f"No window matches the {step.name} filter (scores from {low:g} to {high:g}): "
                 "ReLU turns every cell to 0 and the pooled map is all zeros, so this filter casts no vote."
             )
         explain(

@@ -354,11 +354,10 @@ with controls[2]:
     )
     positions = conv.window_positions(image.shape, filters[name].shape)
     number = st.select_slider(
-        "Window position",
+        f"Window position (1–{len(positions)}, in reading order)",
         options=range(1, len(positions) + 1),
         key="win",
         bind="query-params",
-        format_func=lambda n: f"{n} of {len(positions)}",
         help="The 3 × 3 window stops at 9 places on the 5 × 5 image, in reading order; each stop fills one cell "
         "of the feature map.",
     )

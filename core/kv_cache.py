@@ -362,3 +362,14 @@ def mha_equivalent_bytes_per_token(config: ModelConfig, dtype: str = "fp16") -> 
     else:
         per_layer = 2 * config.n_heads * config.head_dim
     return config.n_layers * per_layer * element_bytes(dtype)
+
+
+def fitted_tp(config: ModelConfig, dep: Deployment) -> int | None:
+    """The TP to compare a model at: the chosen one if the model fits there, else the smallest that fits.
+
+    Falls back to the chosen TP when nothing up to 64 GPUs fits, and None when the heads cannot split over it.
+    """
+    valid = tp_problem(config, dep.tp) is None
+    if valid and plan(config, dep).fits:
+        return dep.tp
+    return smallest_tp(config, dep) or (dep.tp if valid else None)

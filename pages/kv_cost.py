@@ -382,37 +382,49 @@ def _layout(fig: go.Figure, title: str, height: int = 420) -> go.Figure:
     return fig
 
 
-def kv_context_figure(
-    models: list[ModelConfig], contexts: np.ndarray, kv_gb: np.ndarray, context: int, capacities: dict[str, float]
-) -> go.Figure:
-    fig = go.Figure()
-    for index, (config, row) in enumerate(zip(models, kv_gb, strict=True)):
+def _lines(fig: go.Figure, names: list[str], x: np.ndarray, rows: np.ndarray, unit: str, **line: object) -> None:
+    for index, (name, row) in enumerate(zip(names, rows, strict=True)):
         fig.add_trace(
             go.Scatter(
-                x=contexts,
+                x=x,
                 y=row,
                 mode="lines",
-                name=config.name,
-                line={"color": COLOURS[index % len(COLOURS)], "width": 3 if index == 0 else 2},
-                hovertemplate=f"{config.name}<br>T = %{{x:,}} tokens<br>%{{y:,.2f}} GB<extra></extra>",
+                name=name,
+                line={"color": COLOURS[index % len(COLOURS)], "width": 3 if index == 0 else 2, **line},
+                hovertemplate=f"{name}<br>T = %{{x:,}} tokens<br>%{{y:,.2f}} {unit}<extra></extra>",
             )
         )
+
+
+def _marker(fig: go.Figure, x: float, label: str, *, log_x: bool) -> None:
+    """A dashed vertical line at the reader's choice (shapes take data x, annotations log10 x on a log axis)."""
+    fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, yref="paper", line={"color": "#1b1f24", "dash": "dash"})
+    at = float(np.log10(x)) if log_x else x
+    fig.add_annotation(x=at, y=1, yref="paper", text=label, showarrow=False, xanchor="left", yanchor="bottom")
+
+
+def kv_context_figure(
+    names: list[str], contexts: np.ndarray, kv_gb: np.ndarray, context: int, capacities: dict[str, float]
+) -> go.Figure:
+    fig = go.Figure()
+    _lines(fig, names, contexts, kv_gb, "GB")
     for label, value in capacities.items():
-        fig.add_hline(
-            y=value,
-            line={"color": "#7f8c8d", "dash": "dot", "width": 1},
-            annotation_text=label,
-            annotation_position="top left",
-            annotation_font_size=11,
+        fig.add_trace(
+            go.Scatter(
+                x=[contexts[0], contexts[-1]],
+                y=[value, value],
+                mode="lines+text",
+                text=[label, ""],
+                textposition="top right",
+                showlegend=False,
+                textfont={"size": 11, "color": "#5d6d7e"},
+                line={"color": "#7f8c8d", "dash": "dot", "width": 1},
+                hoverinfo="skip",
+            )
         )
-    fig.add_vline(
-        x=context,
-        line={"color": "#1b1f24", "dash": "dash", "width": 1},
-        annotation_text=f"T = {context:,}",
-        annotation_position="bottom right",
-    )
     fig.update_xaxes(type="log", title="context length per user (tokens, log scale)")
     fig.update_yaxes(type="log", title="KV cache of one user (GB, log scale)")
+    _marker(fig, context, f"T = {context:,}", log_x=True)
     return _layout(fig, "KV cache of one user vs context length")
 
 
@@ -433,39 +445,33 @@ def memory_figure(rows: list[tuple[str, kv.Plan]], memory_gb: float) -> go.Figur
                 y=values,
                 name=label,
                 marker_color=colour,
-                text=[f"{v:,.1f}" for v in values],
+                text=[f"{v:,.1f}" if v >= 0.05 * memory_gb else "" for v in values],
                 textposition="inside",
                 hovertemplate=f"%{{x}}<br>{label}: %{{y:,.2f}} GB<extra></extra>",
             )
         )
-    fig.add_hline(
+    fig.add_hline(y=memory_gb, line={"color": "#c0392b", "dash": "dash"})
+    fig.add_annotation(
+        x=1,
+        xref="paper",
         y=memory_gb,
-        line={"color": "#c0392b", "dash": "dash"},
-        annotation_text=f"GPU memory {memory_gb:g} GB",
-        annotation_position="top left",
+        text=f"GPU memory {memory_gb:g} GB",
+        showarrow=False,
+        xanchor="right",
+        yanchor="bottom",
+        font={"color": "#c0392b"},
     )
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="GB per GPU")
+    fig.update_yaxes(title="GB per GPU", range=[0, 1.3 * memory_gb])
     return _layout(fig, "Memory of one GPU: weights / KV cache / reserve / free")
 
 
-def users_figure(models: list[ModelConfig], contexts: np.ndarray, users: np.ndarray, context: int) -> go.Figure:
+def users_figure(names: list[str], contexts: np.ndarray, users: np.ndarray, context: int) -> go.Figure:
     fig = go.Figure()
-    for index, (config, row) in enumerate(zip(models, users, strict=True)):
-        fig.add_trace(
-            go.Scatter(
-                x=contexts,
-                y=row,
-                mode="lines",
-                name=config.name,
-                line_shape="hv",
-                line={"color": COLOURS[index % len(COLOURS)], "width": 3 if index == 0 else 2},
-                hovertemplate=f"{config.name}<br>T = %{{x:,}}<br>%{{y:,.0f}} users<extra></extra>",
-            )
-        )
-    fig.add_vline(x=context, line={"color": "#1b1f24", "dash": "dash", "width": 1})
+    _lines(fig, names, contexts, users, "users", shape="hv")
     fig.update_xaxes(type="log", title="context length per user (tokens, log scale)")
     fig.update_yaxes(type="log", title="max concurrent users per model copy (log scale)")
+    _marker(fig, context, f"T = {context:,}", log_x=True)
     return _layout(fig, "Maximum concurrent users vs context length")
 
 
@@ -474,21 +480,16 @@ def cost_figure(batches: np.ndarray, cost: np.ndarray, tokens: np.ndarray, batch
         go.Scatter(
             x=batches,
             y=cost,
-            mode="lines",
+            mode="lines+markers" if len(batches) < 20 else "lines",
             name=name,
             line={"color": COLOURS[0], "width": 3},
             customdata=tokens,
             hovertemplate="batch %{x}<br>$%{y:,.3f} per 1M tokens<br>%{customdata:,.0f} tokens/s<extra></extra>",
         )
     )
-    fig.add_vline(
-        x=batch,
-        line={"color": "#1b1f24", "dash": "dash", "width": 1},
-        annotation_text=f"your batch {batch}",
-        annotation_position="top right",
-    )
     fig.update_xaxes(title="users decoding together (batch)")
     fig.update_yaxes(type="log", title="$ per 1M output tokens (log scale)")
+    _marker(fig, batch, f"your batch {batch}", log_x=False)
     return _layout(fig, "Cost per 1M output tokens vs batch size (upper-bound estimate)", height=380)
 
 
@@ -546,7 +547,7 @@ needed_tp = None if result.fits else kv.smallest_tp(config, deployment)
 
 # ------------------------------------------------------------------- headline
 st.subheader(f"{config.name} on {gpu.name}, {T:,} tokens per user, {deployment.users:,} users")
-m = st.columns(6)
+m = [*st.columns(3), *st.columns(3)]
 m[0].metric(
     "KV per token",
     size(result.kv_per_token).split(" = ")[0],
@@ -586,35 +587,45 @@ st.caption(
 # ------------------------------------------------------------------- formula
 st.subheader("The primer's formula with your numbers")
 b = kv.element_bytes(deployment.kv_dtype)
+exact = kv.kv_bytes_per_sequence(config, T, deployment.kv_dtype)
 if config.is_mla:
     st.latex(
-        r"\text{KV} = L \cdot T \cdot (r_{kv} + d_{rope}) \cdot \text{bytes} = "
-        rf"{config.n_layers} \cdot {T:,} \cdot ({config.kv_lora_rank} + {config.qk_rope_head_dim}) \cdot {b:g}"
-        rf" = {kv.kv_bytes_per_sequence(config, T, deployment.kv_dtype):,.0f}\ \text{{bytes}}".replace(",", "{,}")
+        (
+            r"\text{KV} = L \cdot T \cdot (r_{kv} + d_{rope}) \cdot \text{bytes} = "
+            rf"{config.n_layers} \cdot {T:,} \cdot ({config.kv_lora_rank} + {config.qk_rope_head_dim}) \cdot {b:g}"
+        ).replace(",", "{,}")
     )
-    st.caption(
-        "Multi-head latent attention caches one compressed vector per token and layer that serves as both K "
-        "and V, so there is no factor 2 (a published calculator once doubled it: a known bug)."
+    note = (
+        "Multi-head latent attention caches one compressed vector per token and layer that serves as both K and V, "
+        "so there is no factor 2 (a published calculator once doubled it: a known bug)."
+    )
+elif config.sliding_layers:
+    st.latex(
+        (
+            r"\text{KV} = 2 \cdot (L_{full} \cdot T + L_{window} \cdot \min(T, W)) \cdot n_{kv} \cdot d_k \cdot "
+            rf"\text{{bytes}} = 2 \cdot ({config.full_layers} \cdot {T:,} + {config.sliding_layers} \cdot "
+            rf"{min(T, config.sliding_window):,}) \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
+        ).replace(",", "{,}")
+    )
+    note = (
+        f"{config.sliding_layers} of the {config.n_layers} layers keep only the last {config.sliding_window:,} "
+        f"tokens; the other {config.full_layers} keep all {T:,}."
     )
 else:
-    held = f"{T:,}" if not config.sliding_layers else rf"\min({T:,}, {config.sliding_window:,})"
     st.latex(
-        r"\text{KV} = 2 \cdot L \cdot T \cdot n_{kv} \cdot d_k \cdot \text{bytes} = "
-        rf"2 \cdot {config.n_layers} \cdot {held} \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
-        rf" = {kv.kv_bytes_per_sequence(config, T, deployment.kv_dtype):,.0f}\ \text{{bytes}}".replace(",", "{,}")
+        (
+            r"\text{KV} = 2 \cdot L \cdot T \cdot n_{kv} \cdot d_k \cdot \text{bytes} = "
+            rf"2 \cdot {config.n_layers} \cdot {T:,} \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
+        ).replace(",", "{,}")
     )
-    if config.sliding_layers:
-        st.caption(
-            f"{config.sliding_layers} of the {config.n_layers} layers keep only the last "
-            f"{config.sliding_window:,} tokens; the other {config.full_layers} keep all {T:,}."
-        )
-exact = kv.kv_bytes_per_sequence(config, T, deployment.kv_dtype)
+    note = (
+        "The primer writes h for the heads; with grouped-query attention only the n_kv KV heads are stored, "
+        f"here {config.n_kv_heads} of {config.n_heads}."
+    )
 st.markdown(
-    f"= **{kv.to_gb(exact):,.2f} GB** (decimal) = **{kv.to_gib(exact):,.2f} GiB** (binary). "
-    f"The primer uses h = {presets()[PRIMER].n_heads} heads; models with grouped-query attention store only "
-    f"n_kv = {config.n_kv_heads if not config.is_mla else '1 latent'} here. With blocks of "
-    f"{deployment.block} tokens the engine allocates {result.tokens_allocated:,.0f} tokens "
-    f"({result.tokens_allocated - T:,.0f} of rounding)."
+    f"= **{exact:,.0f} bytes = {kv.to_gb(exact):,.2f} GB** (decimal, 10⁹) **= {kv.to_gib(exact):,.2f} GiB** "
+    f"(binary, 2³⁰) for one user. {note} With blocks of {deployment.block} tokens the engine allocates "
+    f"{result.tokens_allocated:,.0f} tokens per user ({result.tokens_allocated - T:,.0f} of rounding)."
 )
 
 # ------------------------------------------------------------------- comparison set
@@ -629,147 +640,148 @@ st.multiselect(
     help="Shown as extra lines in the charts and rows in the table.",
 )
 others = [presets()[key] for key in st.session_state["compare"] if presets()[key] != config]
-models = [config, *others]
+compared: list[tuple[str, ModelConfig, kv.Deployment, kv.Plan]] = [(config.name, config, deployment, result)]
+for other in others:
+    tp = kv.fitted_tp(other, deployment)
+    if tp is not None:
+        other_dep = replace(deployment, tp=tp)
+        label = other.name if tp == deployment.tp else f"{other.name} ({tp} GPUs)"
+        compared.append((label, other, other_dep, kv.plan(other, other_dep)))
+names = [label for label, *_ in compared]
 
 contexts = np.unique(np.geomspace(256, max(1_048_576, 2 * T), 240).astype(np.int64))
-tabs = st.tabs(["KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch"])
-with tabs[0]:
-    kv_gb = kv.kv_sweep_many(models, contexts, deployment.kv_dtype, block=deployment.block) / kv.GB
-    capacities = {
-        f"{g.name} {g.memory_gb:g} GB": g.memory_gb
-        for g in kv.gpus().values()
-        if g.memory_gb in {24, 80, 192} or g.id == gpu.id
-    }
-    chart(
-        kv_context_figure(models, contexts, kv_gb, T, capacities),
-        key="kv-context",
-        alt="Log-log lines of one user's KV cache in GB against context length, one per model, with GPU sizes.",
-    )
-    per_user = kv.to_gb(result.kv_per_user)
-    double = kv.to_gb(kv.kv_bytes_per_sequence(config, 2 * T, deployment.kv_dtype, block=deployment.block))
-    capped = " until the sliding window caps it" if config.sliding_layers else ""
-    smallest = min(zip(kv_gb[:, np.searchsorted(contexts, T)], [c.name for c in models], strict=True))
-    explain(
-        f"At {T:,} tokens one {config.name} conversation holds {per_user:,.2f} GB of KV cache; at {2 * T:,} tokens "
-        f"it holds {double:,.2f} GB. Among the models shown, {smallest[1]} needs the least "
-        f"({smallest[0]:,.2f} GB per user at this context). Dotted lines are whole GPUs' memory.",
-        f"The cache grows in a straight line with context{capped}: "
-        "selling longer context windows buys memory in direct proportion, per user, on top of the model's weights.",
-    )
-with tabs[1]:
-    rows = []
-    for other in models:
-        if kv.tp_problem(other, deployment.tp) is None:
-            rows.append((other.name, kv.plan(other, deployment)))
-    chart(
-        memory_figure(rows, gpu.memory_gb),
-        key="kv-memory",
-        alt="Stacked bars per model: one GPU's memory split into weights, KV cache in use, reserve and free.",
-    )
-    if result.fits:
-        what = (
-            f"One {gpu.name} of a {deployment.tp}-GPU copy holds {gb(result.weights_gpu)} of {config.name}'s "
-            f"weights, {gb(result.kv_used_gpu)} of KV cache for {result.batch:,} users, keeps "
-            f"{gb(result.reserve_gpu)} in reserve ({1 - deployment.utilisation:.0%}) and has "
-            f"{gb(max(result.free_gpu, 0))} free."
-        )
-    else:
-        what = (
-            f"{config.name}'s weights ({gb(result.weights_gpu)} per GPU at {deployment.tp} GPU per copy) leave "
-            f"{gb(max(result.kv_budget_gpu, 0))} of the {gb(deployment.utilisation * gpu.memory_bytes)} budget: "
-            f"not enough for one user at {T:,} tokens."
-        )
-    rep = (
-        f" With {deployment.tp} GPUs and {config.n_kv_heads} KV heads each GPU holds {result.heads_per_gpu} "
-        f"head(s), so the cluster stores {result.replication:g} copies of the cache."
-        if result.replication > 1
-        else ""
-    )
-    explain(
-        what + rep,
-        "Whatever memory the weights do not take is the room for users: weights are a fixed cost, "
-        "the KV cache is the variable cost that scales with users × context.",
-    )
-with tabs[2]:
-    users_rows = np.vstack(
-        [
-            kv.users_vs_context(other, deployment, contexts)
-            if kv.tp_problem(other, deployment.tp) is None
-            else np.zeros(len(contexts))
-            for other in models
-        ]
-    )
-    chart(
-        users_figure(models, contexts, np.where(users_rows > 0, users_rows, np.nan), T),
-        key="kv-users",
-        alt="Log-log step lines of the maximum concurrent users of one model copy against context length.",
-    )
-    half = kv.plan(config, replace(deployment, context=max(1, T // 2))).max_users
-    explain(
-        f"At {T:,} tokens one {deployment.tp}-GPU copy of {config.name} on {gpu.name} serves at most "
-        f"{result.max_users:,} users at once; at {max(1, T // 2):,} tokens it would serve {half:,}. "
-        "Lines stop where not even one user fits.",
-        "Concurrency, not speed, is what long context costs: halving the context roughly doubles the users a GPU "
-        "can carry, and so halves the hardware per user.",
-    )
-with tabs[3]:
-    if result.max_users:
-        top_batch = int(max(result.max_users, 1))
-        batches = np.unique(np.linspace(1, top_batch, min(top_batch, 200)).astype(np.int64))
-        tokens, cost = kv.cost_vs_batch(config, deployment, batches)
+tabs = st.tabs(
+    ["KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch"],
+    key="view",
+    on_change="rerun",
+    bind="query-params",
+)
+if tabs[0].open:
+    with tabs[0]:
+        kv_gb = kv.kv_sweep_many([c for _, c, _, _ in compared], contexts, deployment.kv_dtype, block=deployment.block)
+        kv_gb = kv_gb / kv.GB
+        sizes: dict[float, list[str]] = {}
+        for g in kv.gpus().values():
+            if g.memory_gb in {24, 80, 192} or g.id == gpu.id:
+                sizes.setdefault(g.memory_gb, []).append(g.name)
+        capacities = {f"{' / '.join(found)}: {memory:g} GB": memory for memory, found in sizes.items()}
         chart(
-            cost_figure(batches, cost, tokens, result.batch, config.name),
-            key="kv-cost",
-            alt="Falling line of dollars per million output tokens against batch size.",
+            kv_context_figure(names, contexts, kv_gb, T, capacities),
+            key="kv-context",
+            alt="Log-log lines of one user's KV cache in GB against context length, one per model, with GPU sizes.",
         )
-        single = float(cost[0])
+        double = kv.kv_bytes_per_sequence(config, 2 * T, deployment.kv_dtype, block=deployment.block)
+        capped = " until the sliding window caps it" if config.sliding_layers else ""
+        least = min(compared, key=lambda item: item[3].kv_per_user)
         explain(
-            f"One user alone costs {money(single)} per 1M tokens; {result.batch:,} users decoding together cost "
-            f"{money(result.cost_per_million)} (at ${deployment.price_per_gpu_hour:,.2f} per GPU-hour, "
-            f"{deployment.efficiency:.0%} of {gpu.bandwidth_tb_s:g} TB/s bandwidth).",
-            "Each decoding step reads all the weights once however many users share it, so batching divides the "
-            "weights' cost among users until the KV cache fills the memory. This is an upper-bound estimate: "
-            "compute, scheduling and communication only make real tokens slower and dearer.",
+            f"At {T:,} tokens one {config.name} conversation holds {gb(result.kv_per_user)} of KV cache; at "
+            f"{2 * T:,} tokens it holds {gb(double)}. Among the models shown, {least[1].name} needs the least "
+            f"({gb(least[3].kv_per_user)} per user at this context). Dotted lines are whole GPUs' memory.",
+            f"The cache grows in a straight line with context{capped}: selling longer context windows buys memory in "
+            "direct proportion, per user, on top of the model's weights.",
         )
-    else:
-        st.info(
-            f"No batch fits at {T:,} tokens on {deployment.tp} × {gpu.name}: raise the GPUs per model copy "
-            f"(at least {needed_tp}) or shorten the context."
-            if needed_tp
-            else "No batch fits even with 64 GPUs per copy."
+if tabs[1].open:
+    with tabs[1]:
+        chart(
+            memory_figure([(label, p) for label, _, _, p in compared], gpu.memory_gb),
+            key="kv-memory",
+            alt="Stacked bars per model: one GPU's memory split into weights, KV cache in use, reserve and free.",
         )
+        if result.fits:
+            what = (
+                f"One {gpu.name} of a {deployment.tp}-GPU copy holds {gb(result.weights_gpu)} of {config.name}'s "
+                f"weights, {gb(result.kv_used_gpu)} of KV cache for {result.batch:,} users, keeps "
+                f"{gb(result.reserve_gpu)} in reserve ({1 - deployment.utilisation:.0%}) and has "
+                f"{gb(max(result.free_gpu, 0))} free."
+            )
+        else:
+            what = (
+                f"{config.name}'s weights ({gb(result.weights_gpu)} per GPU, {deployment.tp} per copy) leave "
+                f"{gb(max(result.kv_budget_gpu, 0))} of the {gb(deployment.utilisation * gpu.memory_bytes)} budget: "
+                f"not enough for one user at {T:,} tokens (the bar runs past the red line)."
+            )
+        rep = (
+            f" With {deployment.tp} GPUs and {config.n_kv_heads} KV heads each GPU holds {result.heads_per_gpu} "
+            f"head(s), so the cluster stores {result.replication:g} copies of the cache."
+            if result.replication > 1
+            else ""
+        )
+        explain(
+            what
+            + rep
+            + " Compared models that do not fit on your GPU count are shown at the smallest count that fits.",
+            "Whatever memory the weights do not take is the room for users: weights are a fixed cost, "
+            "the KV cache is the variable cost that scales with users × context.",
+        )
+if tabs[2].open:
+    with tabs[2]:
+        users_rows = np.vstack([kv.users_vs_context(c, d, contexts) for _, c, d, _ in compared])
+        chart(
+            users_figure(names, contexts, np.where(users_rows > 0, users_rows, np.nan), T),
+            key="kv-users",
+            alt="Log-log step lines of the maximum concurrent users of one model copy against context length.",
+        )
+        half = kv.plan(config, replace(deployment, context=max(1, T // 2))).max_users
+        explain(
+            f"At {T:,} tokens one {deployment.tp}-GPU copy of {config.name} on {gpu.name} serves at most "
+            f"{result.max_users:,} users at once; at {max(1, T // 2):,} tokens it would serve {half:,}. "
+            "Lines stop where not even one user fits.",
+            "Concurrency, not speed, is what long context costs: halving the context roughly doubles the users a GPU "
+            "can carry, and so halves the hardware per user.",
+        )
+if tabs[3].open:
+    with tabs[3]:
+        if result.max_users:
+            batches = np.unique(np.linspace(1, result.max_users, min(result.max_users, 200)).astype(np.int64))
+            tokens, cost = kv.cost_vs_batch(config, deployment, batches)
+            chart(
+                cost_figure(batches, cost, tokens, result.batch, config.name),
+                key="kv-cost",
+                alt="Falling line of dollars per million output tokens against batch size.",
+            )
+            explain(
+                f"One user alone costs {money(float(cost[0]))} per 1M tokens; {result.batch:,} users decoding together "
+                f"cost {money(result.cost_per_million)} (at ${deployment.price_per_gpu_hour:,.2f} per GPU-hour, "
+                f"{deployment.efficiency:.0%} of {gpu.bandwidth_tb_s:g} TB/s bandwidth).",
+                "Each decoding step reads all the weights once however many users share it, so batching divides the "
+                "weights' cost among users until the KV cache fills the memory. This is an upper-bound estimate: "
+                "compute, scheduling and communication only make real tokens slower and dearer.",
+            )
+        else:
+            st.info(
+                f"No batch fits at {T:,} tokens on {deployment.tp} × {gpu.name}: raise the GPUs per model copy "
+                f"(at least {needed_tp}) or shorten the context."
+                if needed_tp
+                else "No batch fits even with 64 GPUs per copy."
+            )
 
 # ------------------------------------------------------------------- table
 st.subheader("Side by side")
-table_rows = []
-for other in models:
-    valid = kv.tp_problem(other, deployment.tp) is None
-    p = kv.plan(other, deployment) if valid else None
-    table_rows.append(
+frame = pd.DataFrame(
+    [
         {
-            "model": other.name,
-            "attention": other.attention_kind,
-            "parameters (B)": round(param_count(other) / 1e9, 3),
-            "KV per token (kB)": round(kv.kv_bytes_per_token(other, deployment.kv_dtype) / 1e3, 2),
-            f"KV per user at {T:,} (GB)": round(
-                kv.to_gb(kv.kv_bytes_per_sequence(other, T, deployment.kv_dtype, block=deployment.block)), 3
-            ),
-            f"KV per user at {T:,} (GiB)": round(
-                kv.to_gib(kv.kv_bytes_per_sequence(other, T, deployment.kv_dtype, block=deployment.block)), 3
-            ),
-            "weights (GB)": round(kv.to_gb(kv.weights_bytes(param_count(other), deployment.weight_bits)), 2),
-            "users per copy": p.max_users if p else None,
-            f"GPUs for {deployment.users:,} users": p.gpus_needed if p else None,
-            "tokens/s per copy (upper bound)": round(p.tokens_per_second, 1) if p and p.tokens_per_second else None,
-            "$ per 1M tokens": round(p.cost_per_million, 4) if p and p.cost_per_million else None,
+            "model": c.name,
+            "attention": c.attention_kind,
+            "parameters (B)": round(p.params / 1e9, 3),
+            "KV per token (kB)": round(p.kv_per_token / 1e3, 2),
+            f"KV per user at {T:,} (GB)": round(kv.to_gb(p.kv_per_user), 3),
+            f"KV per user at {T:,} (GiB)": round(kv.to_gib(p.kv_per_user), 3),
+            "weights (GB)": round(kv.to_gb(p.weights_bytes), 2),
+            "GPUs per copy": d.tp,
+            "users per copy": p.max_users,
+            f"GPUs for {deployment.users:,} users": p.gpus_needed,
+            "tokens/s per copy (upper bound)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
+            "$ per 1M tokens": round(p.cost_per_million, 4) if p.cost_per_million else None,
         }
-    )
-frame = pd.DataFrame(table_rows)
+        for _, c, d, p in compared
+    ]
+)
 st.dataframe(frame, hide_index=True, width="stretch")
 download_table(frame, name="comparison", key="kv-comparison")
 st.caption(
-    f"Same deployment for every row: {deployment.tp} × {gpu.name}, {deployment.kv_dtype.upper()} cache, "
-    f"{deployment.weight_bits}-bit weights. Empty cells: the model's heads do not split over {deployment.tp} GPUs."
+    f"Every row: {gpu.name}, {deployment.kv_dtype.upper()} cache, {deployment.weight_bits}-bit weights, "
+    f"{T:,} tokens, {deployment.users:,} users; compared models at your GPUs per copy, or the smallest number that "
+    "holds them."
 )
 
 # ------------------------------------------------------------------- finance

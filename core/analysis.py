@@ -1,0 +1,334 @@
+"""What we measure on the model (primer Appendix A), vectorised over the whole corpus.
+
+Every next-token decision of the 64 sentence types is a slot (core/world.py). The measures, as in the primer:
+- top-1 on bigram slots: the top prediction is the token that actually comes next;
+- class accuracy on copula slots: after is/was the top prediction is an adjective of the subject noun's class;
+- rule accuracy: class accuracy over the copula slots of the held-out types (5 of them, so it moves in fifths);
+- attention of the copula query on the subject noun, per head.
+The ablation sweep runs all 16 subsets of the 4 heads plus "attention off" (Method 2) in one batched pass.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from core.transformer import NO_INTERVENTION, Config, HeadKey, Intervention, Model, Trace, forward, logit_lens
+from core.world import Corpus, corpus
+
+ATTENTION_OFF = "attention off"
+
+
+def heads(config: Config) -> tuple[HeadKey, ...]:
+    """Every (layer, head), counted from 0, in the primer's reading order."""
+    return tuple(itertools.product(range(config.n_layers), range(config.n_heads)))
+
+
+def head_label(head: HeadKey) -> str:
+    """The primer's name for a head, counted from 1: 'layer 1, head 2'."""
+    return f"layer {head[0] + 1}, head {head[1] + 1}"
+
+
+def short_label(head: HeadKey) -> str:
+    """A compact name for tables: 'L1H2'."""
+    return f"L{head[0] + 1}H{head[1] + 1}"
+
+
+def head_subsets(config: Config) -> tuple[frozenset[HeadKey], ...]:
+    """All 2^(layers·heads) sets of heads (16 for the primer's shape), by size, then in reading order."""
+    every = heads(config)
+    return tuple(frozenset(c) for size in range(len(every) + 1) for c in itertools.combinations(every, size))
+
+
+def subset_label(removed: frozenset[HeadKey] | None) -> str:
+    """'none', 'L1H1 + L2H2', … or 'attention off' (None)."""
+    if removed is None:
+        return ATTENTION_OFF
+    return " + ".join(short_label(h) for h in sorted(removed)) or "none"
+
+
+@dataclass(frozen=True)
+class SlotScores:
+    """The model's read-out at every slot of a corpus (one configuration) and the primer's measures on it."""
+
+    data: Corpus
+    probs: np.ndarray  # (n_slots, V)
+    logits: np.ndarray  # (n_slots, V)
+
+    @cached_property
+    def top(self) -> np.ndarray:
+        """Top prediction at every slot."""
+        return self.logits.argmax(axis=-1)
+
+    @cached_property
+    def correct(self) -> np.ndarray:
+        """Top prediction equals the token that actually comes next."""
+        return self.top == self.data.slot_target
+
+    @cached_property
+    def right_class(self) -> np.ndarray:
+        """At copula slots: the top prediction is an adjective of the subject's class (False elsewhere)."""
+        return (self.top[:, None] == self.data.slot_class).any(axis=1) & self.data.slot_copula
+
+    @cached_property
+    def class_mass(self) -> np.ndarray:
+        """At copula slots: probability on the subject class's two adjectives (NaN elsewhere)."""
+        classes = np.where(self.data.slot_copula[:, None], self.data.slot_class, 0)
+        mass = np.take_along_axis(self.probs, classes, axis=1).sum(axis=1)
+        return np.where(self.data.slot_copula, mass, np.nan)
+
+    @property
+    def bigram_top1(self) -> float:
+        """Top-1 accuracy on the bigram slots."""
+        return float(self.correct[~self.data.slot_copula].mean())
+
+    @property
+    def copula_class_accuracy(self) -> float:
+        """Right-class rate on all copula slots."""
+        return float(self.right_class[self.data.slot_copula].mean())
+
+    @property
+    def rule_accuracy(self) -> float:
+        """Right-class rate on the copula slots of the held-out types (the primer's rule accuracy)."""
+        return float(self.right_class[self.data.slot_copula & self.data.slot_held_out].mean())
+
+
+def score_slots(model: Model, data: Corpus | None = None, intervention: Intervention = NO_INTERVENTION) -> SlotScores:
+    """Score every slot of the corpus (default: all 64 types) in one batched forward pass."""
+    data = corpus() if data is None else data
+    trace = forward(model, data.ids, lengths=data.lengths, intervention=intervention)
+    return _scores(data, trace["hook_logits"], trace["hook_probs"])
+
+
+def _scores(data: Corpus, logits: np.ndarray, probs: np.ndarray) -> SlotScores:
+    return SlotScores(
+        data=data,
+        logits=logits[data.slot_sentence, data.slot_position],
+        probs=probs[data.slot_sentence, data.slot_position],
+    )
+
+
+def copula_attention(trace: Trace, data: Corpus) -> np.ndarray:
+    """Attention weight of each copula query (is/was) on its subject noun: (n_copula_slots, layers, heads).
+
+    `trace` is a batched forward pass over `data`.
+    """
+    slots = np.flatnonzero(data.slot_copula)
+    sentence, query, key = data.slot_sentence[slots], data.slot_position[slots], data.slot_subject_position[slots]
+    layers = sorted({int(name.split(".")[1]) for name in trace if name.endswith("attn.hook_pattern")})
+    return np.stack([trace[f"blocks.{layer}.attn.hook_pattern"][sentence, :, query, key] for layer in layers], axis=1)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Appendix A's tables for every configuration: the 16 head subsets, then attention off.
+
+    Arrays are indexed by configuration; attention_on_subject is (configurations, layers, heads), the mean over the
+    16 copula slots of the copula query's weight on the subject noun (patterns of removed heads are still computed,
+    they just write nothing).
+    """
+
+    removed: tuple[frozenset[HeadKey] | None, ...]
+    rule_accuracy: np.ndarray
+    bigram_top1: np.ndarray
+    copula_class_accuracy: np.ndarray
+    copula_class_mass: np.ndarray
+    attention_on_subject: np.ndarray
+    n_bigram_slots: int
+    n_copula_slots: int
+    n_held_out_copula_slots: int
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """One label per configuration ('none', 'L1H1', …, 'attention off')."""
+        return tuple(subset_label(r) for r in self.removed)
+
+    def rows(self) -> list[dict[str, object]]:
+        """One dict per configuration, ready for a table or CSV."""
+        return [
+            {
+                "heads removed": label,
+                "rule accuracy (held-out)": float(self.rule_accuracy[i]),
+                "top-1 on bigram slots": float(self.bigram_top1[i]),
+                "right class on copula slots": float(self.copula_class_accuracy[i]),
+                "class-adjective mass": float(self.copula_class_mass[i]),
+            }
+            for i, label in enumerate(self.labels)
+        ]
+
+
+def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
+    """All 16 head subsets plus attention off, scored on every slot, in one forward pass of 17 stacked corpora."""
+    data = corpus() if data is None else data
+    subsets = head_subsets(model.config)
+    n, batch = len(subsets) + 1, data.ids.shape[0]
+    zero = np.zeros((n, model.config.n_layers, model.config.n_heads), dtype=bool)
+    for i, subset in enumerate(subsets):
+        for layer, head in subset:
+            zero[i, layer, head] = True
+    off = np.arange(n) == n - 1
+    trace = forward(
+        model,
+        np.tile(data.ids, (n, 1)),
+        lengths=np.tile(data.lengths, n),
+        intervention=Intervention(
+            zero_heads_by_row=np.repeat(zero, batch, axis=0), attention_off_by_row=off.repeat(batch)
+        ),
+    )
+    T, V = data.ids.shape[1], model.config.vocab_size
+    logits = trace["hook_logits"].reshape(n, batch, T, V)[:, data.slot_sentence, data.slot_position]
+    probs = trace["hook_probs"].reshape(n, batch, T, V)[:, data.slot_sentence, data.slot_position]
+    top = logits.argmax(axis=-1)  # (n, slots)
+    copula, held = data.slot_copula, data.slot_copula & data.slot_held_out
+    right_class = (top[:, :, None] == data.slot_class[None]).any(axis=2) & copula
+    classes = np.where(copula[:, None], data.slot_class, 0)
+    mass = np.take_along_axis(probs, np.broadcast_to(classes, (n, *classes.shape)), axis=2).sum(axis=2)
+    attention = np.stack(
+        [
+            trace[f"blocks.{layer}.attn.hook_pattern"].reshape(
+                n, batch, *trace[f"blocks.{layer}.attn.hook_pattern"].shape[1:]
+            )
+            for layer in range(model.config.n_layers)
+        ],
+        axis=2,
+    )  # (n, batch, layers, heads, T, T)
+    slots = np.flatnonzero(copula)
+    on_subject = attention[
+        :, data.slot_sentence[slots], :, :, data.slot_position[slots], data.slot_subject_position[slots]
+    ]  # (slots, n, layers, heads): advanced indices separated by slices go first
+    return Sweep(
+        removed=(*subsets, None),
+        rule_accuracy=right_class[:, held].mean(axis=1),
+        bigram_top1=(top[:, ~copula] == data.slot_target[~copula]).mean(axis=1),
+        copula_class_accuracy=right_class[:, copula].mean(axis=1),
+        copula_class_mass=mass[:, copula].mean(axis=1),
+        attention_on_subject=on_subject.mean(axis=0),
+        n_bigram_slots=int((~copula).sum()),
+        n_copula_slots=int(copula.sum()),
+        n_held_out_copula_slots=int(held.sum()),
+    )
+
+
+@dataclass(frozen=True)
+class FamilySweep:
+    """The ablation sweep repeated on several independently trained models: arrays are (models, configurations)."""
+
+    seeds: tuple[int, ...]
+    sweeps: tuple[Sweep, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Configuration labels (the same for every model)."""
+        return self.sweeps[0].labels
+
+    def metric(self, name: str) -> np.ndarray:
+        """One measure for every model and configuration, e.g. metric('rule_accuracy')."""
+        return np.stack([getattr(sweep, name) for sweep in self.sweeps])
+
+
+def family_sweep(models: Sequence[Model], data: Corpus | None = None) -> FamilySweep:
+    """Run the ablation sweep on every model of a family (does a finding hold across training runs?)."""
+    return FamilySweep(
+        seeds=tuple(int(m.metadata.get("seed", i)) for i, m in enumerate(models)),
+        sweeps=tuple(ablation_sweep(m, data) for m in models),
+    )
+
+
+def lens_scores(model: Model, data: Corpus | None = None) -> dict[str, dict[str, float]]:
+    """Logit lens over the corpus: the primer's measures read out from the residual stream after every block."""
+    data = corpus() if data is None else data
+    trace = forward(model, data.ids, lengths=data.lengths)
+    out = {}
+    for name, logits in logit_lens(model, trace).items():
+        scores = _scores(data, logits, _softmax(logits))
+        out[name] = {
+            "top-1 on bigram slots": scores.bigram_top1,
+            "right class on copula slots": scores.copula_class_accuracy,
+            "class-adjective mass": float(np.nanmean(scores.class_mass)),
+        }
+    return out
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def _real_positions(data: Corpus) -> np.ndarray:
+    return np.arange(data.ids.shape[1])[None, :] < data.lengths[:, None]
+
+
+def head_means(model: Model, data: Corpus | None = None) -> dict[HeadKey, np.ndarray]:
+    """Each head's output z averaged over every real (unpadded) position of the corpus: the mean-ablation value."""
+    data = corpus() if data is None else data
+    trace = forward(model, data.ids, lengths=data.lengths)
+    real = _real_positions(data)
+    return {
+        (layer, head): trace[f"blocks.{layer}.attn.hook_z"][real][:, head, :].mean(axis=0)
+        for layer, head in heads(model.config)
+    }
+
+
+def neuron_means(model: Model, data: Corpus | None = None) -> np.ndarray:
+    """Each MLP neuron's activation averaged over every real position of the corpus: (layers, d_ff)."""
+    data = corpus() if data is None else data
+    trace = forward(model, data.ids, lengths=data.lengths)
+    real = _real_positions(data)
+    return np.stack(
+        [trace[f"blocks.{layer}.mlp.hook_post"][real].mean(axis=0) for layer in range(model.config.n_layers)]
+    )
+
+
+def mean_ablation(model: Model, removed: Sequence[HeadKey], data: Corpus | None = None) -> Intervention:
+    """Replace the given heads' outputs by their corpus means (instead of zeroing their rows of W_O)."""
+    means = head_means(model, data)
+    return Intervention(head_outputs={head: means[head] for head in removed})
+
+
+def neuron_ablation(
+    model: Model, neurons: Sequence[HeadKey], mode: str = "zero", data: Corpus | None = None
+) -> Intervention:
+    """Zero ('zero') or mean-ablate ('mean') the given MLP neurons, keyed (layer, neuron)."""
+    if mode not in ("zero", "mean"):
+        raise ValueError("mode must be 'zero' or 'mean'")
+    means = neuron_means(model, data) if mode == "mean" else None
+    return Intervention(neurons={(layer, n): 0.0 if means is None else means[layer, n] for layer, n in neurons})
+
+
+def neuron_sweep(model: Model, mode: str = "zero", data: Corpus | None = None) -> dict[str, np.ndarray]:
+    """Every MLP neuron ablated alone: the primer's measures, each an array (layers, d_ff)."""
+    data = corpus() if data is None else data
+    shape = (model.config.n_layers, model.config.d_ff)
+    out = {key: np.empty(shape) for key in ("rule_accuracy", "bigram_top1", "copula_class_accuracy")}
+    for layer, neuron in itertools.product(*map(range, shape)):
+        scores = score_slots(model, data, neuron_ablation(model, [(layer, neuron)], mode, data))
+        for key in out:
+            out[key][layer, neuron] = getattr(scores, key)
+    return out
+
+
+def patch_heads(
+    model: Model, target: Sequence[int], source: Sequence[int], patched: Sequence[HeadKey]
+) -> tuple[Trace, Trace]:
+    """Activation patching: run `source`, then run `target` with the given heads' outputs taken from the source run.
+
+    Both prompts must have the same length. Returns (source trace, patched target trace).
+    """
+    if len(target) != len(source):
+        raise ValueError("patching needs two prompts of the same length")
+    source_trace = forward(model, list(source))
+    outputs = {(layer, head): source_trace[f"blocks.{layer}.attn.hook_z"][:, head, :] for layer, head in patched}
+    return source_trace, forward(model, list(target), intervention=Intervention(head_outputs=outputs))
+
+
+def next_token_table(
+    model: Model, words: Sequence[str], intervention: Intervention = NO_INTERVENTION, k: int = 3
+) -> list[tuple[str, float]]:
+    """The k most likely next tokens after a prompt, with their probabilities."""
+    probs = forward(model, model.encode(words), intervention=intervention)["hook_probs"][-1]
+    order = np.argsort(-probs, kind="stable")[:k]
+    return [(model.vocabulary[i], float(probs[i])) for i in order]

@@ -304,3 +304,100 @@ def grouped_bars(
     fig.update_yaxes(title=y_title, range=list(y_range) if y_range else None)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.2, "x": 0})
     return _layout(fig, title, height)
+
+
+def flow(
+    weights: np.ndarray,
+    *,
+    sources: Sequence[str],
+    targets: Sequence[str],
+    title: str,
+    height: int = 300,
+) -> go.Figure:
+    """Sankey of a weight matrix: row i of `weights` is how target i draws on each source (link width = weight).
+
+    For attention: sources are the tokens' values (the payload), targets the reading tokens, weights the pattern.
+    """
+    values = np.asarray(weights, dtype=np.float64)
+    n_targets, n_sources = values.shape
+    palette = ["#1f5f99", "#b35900", "#4d8f3a", "#7b4f9d", "#a23b3b", "#3b8ea2", "#8c7a2e", "#555555"]
+    links = [(j, i, values[i, j]) for i in range(n_targets) for j in range(n_sources) if values[i, j] > 0]
+    heights = [(j + 0.5) / n_sources for j in range(n_sources)] + [(i + 0.5) / n_targets for i in range(n_targets)]
+    fig = go.Figure(
+        go.Sankey(
+            arrangement="fixed",
+            node={
+                "label": list(sources) + list(targets),
+                "color": [palette[j % len(palette)] for j in range(n_sources)] + ["#a9b4c2"] * n_targets,
+                "pad": 18,
+                "thickness": 16,
+                "x": [0.01] * n_sources + [0.99] * n_targets,
+                "y": heights,
+            },
+            link={
+                "source": [j for j, _, _ in links],
+                "target": [n_sources + i for _, i, _ in links],
+                "value": [w for _, _, w in links],
+                "color": [_rgba(palette[j % len(palette)], 0.45) for j, _, _ in links],
+                "customdata": [f"{w:.0%}" for _, _, w in links],
+                "hovertemplate": "%{target.label} takes %{customdata} from %{source.label}<extra></extra>",
+            },
+            valueformat=".3f",
+        )
+    )
+    return _layout(fig, title, height)
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def status_grid(
+    status: np.ndarray,
+    *,
+    x: Sequence[str],
+    y: Sequence[str],
+    labels: Sequence[str],
+    title: str,
+    highlight_column: int | None = None,
+    height: int | None = None,
+) -> go.Figure:
+    """A grid of categories 0 … n−1 (e.g. absent / reused / fresh), each cell coloured and labelled by category."""
+    codes = np.asarray(status, dtype=int)
+    colours = ["#f0f2f6", "#9ecae1", "#e6550d", "#4d8f3a"][: len(labels)]
+    n = len(labels)
+    scale = []
+    for index, colour in enumerate(colours):
+        scale += [[index / n, colour], [(index + 1) / n, colour]]
+    fig = go.Figure(
+        go.Heatmap(
+            z=codes + 0.5,
+            x=list(x),
+            y=list(y),
+            text=np.asarray(labels, dtype=object)[codes],
+            texttemplate="%{text}",
+            textfont={"size": 13},
+            colorscale=scale,
+            zmin=0,
+            zmax=n,
+            showscale=False,
+            hovertemplate="%{y}<br>%{x}: %{text}<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    if highlight_column is not None:
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="paper",
+            x0=highlight_column - 0.5,
+            x1=highlight_column + 0.5,
+            y0=0,
+            y1=1,
+            line={"color": "#1f1f1f", "width": 3},
+        )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", side="top")
+    return _layout(fig, title, height or 110 + 34 * len(y))

@@ -53,6 +53,13 @@ PAGES: tuple[PageSpec, ...] = (
         landmark="CNN filter vs attention head",
     ),
     PageSpec(
+        script="pages/qkv_walkthrough.py",
+        title="QKV walkthrough",
+        icon=":material/stairs:",
+        summary="One attention head of primer §5 step by step, temperature and sampling, and the KV cache at work.",
+        landmark="One attention head, step by step",
+    ),
+    PageSpec(
         script="pages/kv_cost.py",
         title="KV-cache cost calculator",
         icon=":material/calculate:",

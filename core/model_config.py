@@ -437,7 +437,8 @@ class _Reader:
             return None
         if not low <= value <= high:
             reason = "must be positive" if value < low else "is not a plausible size"
-            self.errors.append(f"{alias} = {value:,.0f} {reason} (allowed {low:,} to {high:,}).")
+            shown = f"{value:,.0f}" if abs(value) < 1e15 else f"{value:.3g}"
+            self.errors.append(f"{alias} = {shown} {reason} (allowed {low:,} to {high:,}).")
             return None
         return int(value)
 

@@ -1,0 +1,61 @@
+"""The 'CNN vs head' page in Chromium: a shared link restores an edited scenario, a pixel edit lands in the URL, and
+the scenario survives a visit to another page."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from ui.navigation import GLOSSARY, HOME, PAGES
+
+SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
+EDITED_T = "11111-00100-00100-00100-10101"  # not a preset: the corners of the last row are inked
+
+
+def pixel(watch, row: int, column: int):
+    return watch.page.get_by_label(f"pixel row {row}, column {column}", exact=True)
+
+
+def inked(watch) -> list[list[bool]]:
+    return [[pixel(watch, r, c).is_checked() for c in range(5)] for r in range(5)]
+
+
+@pytest.fixture
+def warm(server, watch):
+    """The shared server after the overview has been served once (app.py has built the navigation)."""
+    watch.open(server.url(HOME.url_path), HOME.landmark)
+    return server
+
+
+@pytest.mark.e2e
+def test_shared_link_restores_an_edited_scenario(warm, watch):
+    query = {"preset": "T", "img": EDITED_T, "custom": "true", "k1": "1 1 1", "win": "5", "view": "③ Read-out"}
+    watch.open(warm.url(f"{SPEC.url_path}?{urlencode(query)}"), SPEC.landmark)
+    expected = [[ch == "1" for ch in row] for row in EDITED_T.split("-")]
+    assert inked(watch) == expected
+    assert watch.page.get_by_label("Row 1 of my filter").input_value() == "1 1 1"
+    assert watch.page.get_by_role("tab", name="③ Read-out").get_attribute("aria-selected") == "true"
+    assert watch.page.get_by_text("custom:", exact=False).count() >= 1  # a third class in the read-out box
+    watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    assert watch.exceptions_on_screen() == 0
+    watch.screenshot("cnn-shared-link")
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_pixel_edit_goes_into_the_url_and_survives_another_page(warm, watch):
+    watch.open(warm.url(SPEC.url_path), SPEC.landmark)
+    watch.page.locator("label").filter(has=pixel(watch, 0, 0)).click()  # the visible box is the input's label
+    watch.settle()
+    watch.page.wait_for_function("() => window.location.search.includes('img=')", timeout=10_000)
+    assert parse_qs(urlparse(watch.page.url).query)["img"] == ["10100-00100-00100-00100-00100"]
+    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
+    watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
+    watch.settle()
+    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
+    watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
+    watch.settle()
+    assert pixel(watch, 0, 0).is_checked() and pixel(watch, 1, 2).is_checked()
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

@@ -157,12 +157,16 @@ def on_paste() -> None:
 
 
 def seed_fields_from_url() -> None:
-    """A hand-written link like ?model=llama-3.1-8b fills the model fields with that preset on first load."""
+    """A link naming only a preset (?model=Llama-3.1-8B) fills the model fields with it on first load.
+
+    The bound selectbox keeps the model's display name in the URL; fields present in the URL win.
+    """
     if st.session_state.get("kv_seeded"):
         return
     st.session_state["kv_seeded"] = True
-    chosen = st.query_params.get("model", PRIMER)
-    if chosen in presets() and chosen != PRIMER:
+    named = st.query_params.get("model", "")
+    chosen = next((key for key, config in presets().items() if named in (key, config.name)), PRIMER)
+    if chosen != PRIMER:
         for name, key in FIELD_KEYS.items():
             if key not in st.query_params:
                 st.session_state[key] = getattr(presets()[chosen], name)
@@ -188,8 +192,8 @@ def scenario_widgets() -> dict:
             index=1,
             key="kv_dtype",
             bind="query-params",
-            format_func=lambda d: f"{d.upper()} ({kv.DTYPE_BYTES[d]:g} byte{'s' if kv.DTYPE_BYTES[d] != 1 else ''})",
-            help=tip("kv-cache") + "\n\nBytes per stored number: FP16/BF16 = 2, FP8/INT8 = 1, INT4 = ½.",
+            format_func=str.upper,
+            help=tip("kv-cache") + "\n\nBytes per stored number: FP32 = 4, FP16/BF16 = 2, FP8/INT8 = 1, INT4 = ½.",
         )
         st.selectbox(
             "Weights stored at",

@@ -1,0 +1,247 @@
+"""The KV-cache cost calculator page in Streamlit's AppTest: defaults, every control, the URL, bad input, the charts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import kv_cache as kv
+from core.model_config import param_count, presets
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "kv_cost.py")
+P = presets()
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def explained(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown if m.value.startswith(("**What you see", "**Why it matters")))
+
+
+@pytest.fixture
+def at() -> AppTest:
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.run()
+    assert not app.exception
+    return app
+
+
+def gb(n_bytes: float) -> str:
+    return f"{n_bytes / 1e9:,.2f} GB"
+
+
+def test_default_is_the_primers_example(at):
+    shown = metrics(at)
+    assert shown["KV per user"] == "17.18 GB"
+    assert "16.00 GiB" in captions(at)
+    assert shown["KV per token"] == "524.29 kB"
+    assert at.selectbox(key="model").value == "primer-7b"
+    assert at.number_input(key="context").value == 32768
+    assert at.selectbox(key="kv_dtype").value == "fp16"
+    latex = " ".join(element.value for element in at.latex)
+    assert "2 \\cdot 32 \\cdot 32{,}768 \\cdot 32 \\cdot 128 \\cdot 2" in latex
+    assert "17,179,869,184 bytes" in "\n".join(m.value for m in at.markdown)
+
+
+def test_headline_matches_the_engine(at):
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    shown = metrics(at)
+    assert shown["GPUs needed"] == f"{plan.gpus_needed:,}"
+    assert shown["Users per GPU"] == f"{plan.users_per_gpu:,.2f}"
+    assert shown["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
+    assert shown[f"KV for {16:,} users"] == gb(plan.kv_total)
+
+
+def test_preset_change_changes_headline_and_fields(at):
+    at.selectbox(key="model").set_value("llama-3.1-8b").run()
+    assert metrics(at)["KV per user"] == gb(kv.kv_bytes_per_sequence(P["llama-3.1-8b"], 32768, block=16)) == "4.29 GB"
+    assert at.number_input(key="f_n_kv_heads").value == 8
+    assert at.number_input(key="f_vocab_size").value == 128256
+
+
+def test_editing_a_field_makes_a_custom_model(at):
+    at.number_input(key="f_n_kv_heads").set_value(8).run()
+    assert at.selectbox(key="model").value == "custom"
+    assert metrics(at)["KV per user"] == "4.29 GB"  # the primer's 7B with 8 KV heads: a quarter of 17.18
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [("context", 65536, "34.36 GB"), ("kv_dtype", "fp8", "8.59 GB"), ("kv_dtype", "fp32", "34.36 GB")],
+)
+def test_context_and_element_type_change_the_cache(at, key, value, expected):
+    widget = at.number_input(key=key) if key == "context" else at.selectbox(key=key)
+    widget.set_value(value).run()
+    assert metrics(at)["KV per user"] == expected
+
+
+def test_gpu_and_tensor_parallelism_change_users(at):
+    before = metrics(at)["Users per GPU"]
+    at.selectbox(key="gpu").set_value("h200-sxm").run()
+    h200 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"]))
+    assert metrics(at)["Users per GPU"] == f"{h200.users_per_gpu:,.2f}" != before
+    at.selectbox(key="tp").set_value(2).run()
+    tp2 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=2))
+    assert metrics(at)["GPUs needed"] == f"{tp2.gpus_needed:,}"
+
+
+def test_price_and_weight_bits_change_cost(at):
+    at.number_input(key="price").set_value(5.0).run()
+    doubled = metrics(at)["$ per 1M output tokens"]
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=5.0))
+    assert doubled == f"${plan.cost_per_million:,.2f}"
+    at.selectbox(key="w_bits").set_value(4).run()
+    assert metrics(at)["$ per 1M output tokens"] != doubled
+
+
+def test_model_that_does_not_fit_says_so(at):
+    at.selectbox(key="model").set_value("llama-3.1-405b").run()
+    assert metrics(at)["GPUs needed"] == "does not fit"
+    assert "needs ≥ 16 GPUs per copy" in captions(at)
+
+
+def test_impossible_tensor_parallelism_keeps_the_last_valid_scenario(at):
+    at.selectbox(key="tp").set_value(64).run()
+    assert not at.exception
+    assert any("does not divide the 32 attention heads" in e.value for e in at.error)
+    assert metrics(at)["KV per user"] == "17.18 GB" and metrics(at)["GPUs needed"] == "6"
+
+
+def test_inconsistent_fields_name_the_field_and_keep_the_scenario(at):
+    at.number_input(key="f_n_kv_heads").set_value(5).run()
+    assert not at.exception
+    assert any("num_key_value_heads (5)" in e.value for e in at.error)
+    assert metrics(at)["KV per user"] == "17.18 GB"
+
+
+def test_pasted_bad_config_is_refused_and_scenario_kept(at):
+    at.text_area(key="kv_paste").input('{"num_hidden_layers": 32, "hidden_size": 1e308, "num_attention_heads": 32}')
+    next(b for b in at.button if b.label == "Use pasted config").click().run()
+    assert not at.exception
+    assert any("hidden_size" in e.value and "unchanged" in e.value for e in at.error)
+    assert at.selectbox(key="model").value == "primer-7b" and metrics(at)["KV per user"] == "17.18 GB"
+
+
+def test_pasted_config_becomes_the_custom_model(at):
+    config = {
+        "model_type": "qwen2",
+        "num_hidden_layers": 28,
+        "hidden_size": 3584,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "vocab_size": 152064,
+        "intermediate_size": 18944,
+        "tie_word_embeddings": False,
+    }
+    at.text_area(key="kv_paste").input(json.dumps(config))
+    next(b for b in at.button if b.label == "Use pasted config").click().run()
+    assert at.selectbox(key="model").value == "custom"
+    assert metrics(at)["KV per user"] == gb(2 * 28 * 4 * 128 * 2 * 32768)
+    report = "\n".join(m.value for m in at.markdown)
+    assert "`num_key_value_heads`" in report and "Missing or not stated" in report
+    assert metrics(at)["Parameters computed from the config"] == f"{param_count(P['qwen2.5-7b']):,}"
+
+
+def test_primer_button_restores_the_example(at):
+    at.selectbox(key="model").set_value("deepseek-v3").run()
+    at.number_input(key="context").set_value(1000).run()
+    next(b for b in at.button if "primer's example" in b.label).click().run()
+    assert metrics(at)["KV per user"] == "17.18 GB"
+    assert at.number_input(key="f_kv_lora_rank").value == 0
+
+
+def test_url_restores_the_scenario():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update(
+        {"model": "Mistral-7B-v0.1", "context": "131072", "kv_dtype": "FP8", "gpu": "L40S", "view": "Users vs context"}
+    )
+    app.run()
+    assert app.selectbox(key="model").value == "mistral-7b" and app.selectbox(key="gpu").value == "l40s"
+    assert app.number_input(key="f_sliding_window").value == 4096  # seeded from the preset named in the link
+    expected = kv.plan(P["mistral-7b"], kv.Deployment(gpu=kv.gpus()["l40s"], context=131072, kv_dtype="fp8"))
+    assert metrics(app)["KV per user"] == gb(expected.kv_per_user)
+    assert figures(app)[0]["layout"]["title"]["text"] == "Maximum concurrent users vs context length"
+
+
+@pytest.mark.parametrize(
+    ("view", "title"),
+    [
+        ("KV vs context", "KV cache of one user vs context length"),
+        ("Memory per GPU", "Memory of one GPU: weights / KV cache / reserve / free"),
+        ("Users vs context", "Maximum concurrent users vs context length"),
+        ("Cost vs batch", "Cost per 1M output tokens vs batch size (upper-bound estimate)"),
+    ],
+)
+def test_each_view_draws_its_chart_and_explains_it(view, title):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["view"] = view
+    app.run()
+    charts = figures(app)
+    assert len(charts) == 1 and charts[0]["layout"]["title"]["text"] == title
+    text = explained(app)
+    assert "**What you see.**" in text and "**Why it matters.**" in text
+
+
+def test_kv_chart_has_one_line_per_model_and_the_engine_values(at):
+    spec = figures(at)[0]
+    lines = [trace for trace in spec["data"] if trace.get("showlegend") is not False]
+    names = [trace["name"] for trace in lines]
+    assert names[0] == P["primer-7b"].name and len(names) == 5
+    xs, ys = lines[0]["x"], lines[0]["y"]
+    for x, y in zip(xs, ys, strict=True):  # 16-token blocks of 524,288 bytes per token, in GB
+        assert y == pytest.approx(-(-x // 16) * 16 * 524_288 / 1e9)
+    assert spec["layout"]["xaxis"]["type"] == "log"
+
+
+def test_memory_chart_stacks_weights_kv_reserve_free():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["view"] = "Memory per GPU"
+    app.run()
+    spec = figures(app)[0]
+    parts = {trace["name"]: trace["y"][0] for trace in spec["data"]}
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    assert parts["Weights"] == pytest.approx(plan.weights_gpu / 1e9)
+    assert parts["KV cache in use"] == pytest.approx(plan.kv_used_gpu / 1e9)
+    assert sum(parts.values()) == pytest.approx(80.0)
+    assert "51.54 GB of KV cache for 3 users" in explained(app)
+
+
+def test_comparison_table_follows_the_selection(at):
+    table = at.dataframe[0].value
+    assert list(table["model"]) == [
+        P[key].name for key in ("primer-7b", "llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3")
+    ]
+    assert any(button.label == "Download comparison (CSV)" for button in at.get("download_button"))
+    at.multiselect(key="compare").set_value(["gemma-2-9b"]).run()
+    assert list(at.dataframe[0].value["model"]) == [P["primer-7b"].name, P["gemma-2-9b"].name]
+
+
+def test_finance_lines_follow_the_numbers(at):
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**Doubling the context** from 32,768 to 65,536 tokens" in text
+    assert "users per copy from 3 to 1" in text
+    assert "**An FP8 KV cache**" in text and "from 3 to 6" in text
+    options = at.dataframe[1].value
+    assert "H200 SXM" in list(options["GPU"])
+
+
+def test_anatomy_shows_exact_counts_and_reference_points(at):
+    at.selectbox(key="model").set_value("gpt2").run()
+    assert metrics(at)["Parameters computed from the config"] == "124,439,808"
+    references = next(frame.value for frame in at.dataframe if "exact parameters" in frame.value.columns)
+    counts = dict(zip(references["model"], references["exact parameters"], strict=True))
+    assert counts["Primer's tiny model (§6)"] == 736 and counts["GPT-2 small"] == 124_439_808

@@ -314,8 +314,6 @@ def parse_kernel(rows: Sequence[str], limit: float | None = None) -> np.ndarray:
     size, values = len(rows), []
     for index, row in enumerate(rows, start=1):
         cells = [cell for cell in re.split(r"[\s,;]+", str(row).strip()) if cell]
-        if len(cells) != size:
-            raise ValueError(f"row {index} of the filter needs {size} numbers, got {len(cells)} ('{row}')")
         for cell in cells:
             try:
                 value = float(cell)
@@ -326,6 +324,8 @@ def parse_kernel(rows: Sequence[str], limit: float | None = None) -> np.ndarray:
                     f"row {index} of the filter: {cell} is outside the allowed range −{limit:g} … {limit:g}"
                 )
             values.append(value)
+        if len(cells) != size:
+            raise ValueError(f"row {index} of the filter needs {size} numbers, got {len(cells)} ('{row}')")
     return _frozen(np.reshape(values, (size, size)))
 
 

@@ -204,6 +204,11 @@ def feature_maps(trace: conv.ConvTrace) -> None:
                 f"the {step.active_cells} positive cell(s) of 9, pooling keeps the strongest value of each 2 × 2 "
                 f"patch: {conv.format_kernel_row(step.pool.ravel())}, a total vote of {step.evidence:g}."
             )
+        elif low == high == 0:
+            what = (
+                f"Every window scores 0: there is no ink under the {step.name} filter anywhere. ReLU and pooling "
+                "keep the zeros, so this filter casts no vote."
+            )
         else:
             what = (
                 f"No window matches the {step.name} filter (scores from {low:g} to {high:g}): "

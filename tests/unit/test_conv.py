@@ -254,6 +254,7 @@ def test_parse_kernel_reads_spaces_and_commas():
         (["1 2", "1 2 3", "1 2 3"], "needs 3 numbers"),
         (["1 2 3", "", "1 2 3"], "needs 3 numbers"),
         (["1 x 3", "1 2 3", "1 2 3"], "not a number"),
+        (["abc", "1 2 3", "1 2 3"], "'abc' is not a number"),
         (["1 2 3", "1 nan 3", "1 2 3"], "outside"),
         (["1 2 3", "1 2 inf", "1 2 3"], "outside"),
         (["1e300 2 3", "1 2 3", "1 2 3"], "outside"),

@@ -1,0 +1,108 @@
+"""The KV-cache calculator in a real browser: a planner's link restores the scenario; an upload becomes the model."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from core import kv_cache as kv
+from core.model_config import presets
+from tests.e2e.conftest import PageWatch
+from ui.navigation import PAGES
+
+SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+
+
+def metric(watch: PageWatch, label: str) -> str:
+    """The value shown by the headline metric with this label."""
+    box = watch.page.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def gb(n_bytes: float) -> str:
+    return f"{n_bytes / 1e9:,.2f} GB"
+
+
+@pytest.mark.e2e
+def test_shared_url_restores_the_scenario(server, browser, watch):
+    # A planner starts from a link naming a model, a GPU and a tensor-parallel size ...
+    watch.open(server.url(f"{SPEC.url_path}?model=Llama-3.1-70B&gpu=H200+SXM&tp=2"), SPEC.landmark)
+    assert watch.exceptions_on_screen() == 0
+    # ... then edits the context and the KV type on the page.
+    context = watch.page.get_by_label("Context per user T (tokens)", exact=True)
+    context.fill("65536")
+    context.press("Enter")
+    watch.settle()
+    watch.page.get_by_label("KV cache number type", exact=True).click()
+    watch.page.get_by_role("option", name="FP8", exact=True).click()
+    watch.settle()
+    watch.page.wait_for_function("() => window.location.search.includes('kv_dtype=FP8')", timeout=30_000)
+
+    expected = kv.plan(
+        presets()["llama-3.1-70b"],
+        kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=2, context=65536, kv_dtype="fp8"),
+    )
+    shown = {label: metric(watch, label) for label in ("KV per user", "GPUs needed", "Users per GPU")}
+    assert shown == {
+        "KV per user": gb(expected.kv_per_user),
+        "GPUs needed": f"{expected.gpus_needed:,}",
+        "Users per GPU": f"{expected.users_per_gpu:,.2f}",
+    }
+    shared = watch.page.url
+    query = parse_qs(urlparse(shared).query)
+    assert query["context"] == ["65536"] and query["kv_dtype"] == ["FP8"] and query["model"] == ["Llama-3.1-70B"]
+    watch.screenshot("kv_cost-planner")
+
+    # The recipient opens the link in a fresh browser context and sees the same numbers.
+    recipient = PageWatch(browser)
+    try:
+        recipient.open(shared, SPEC.landmark)
+        assert {label: metric(recipient, label) for label in shown} == shown
+        assert recipient.page.locator(".js-plotly-plot").count() >= 1
+        recipient.screenshot("kv_cost-recipient")
+        assert recipient.errors == [], recipient.errors
+    finally:
+        recipient.close()
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server, watch, tmp_path):
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    assert metric(watch, "KV per user") == "17.18 GB"
+    watch.page.get_by_text("Upload or paste a Hugging Face config.json").click()
+
+    bad = tmp_path / "config.json"
+    bad.write_text(
+        '{"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 64}'
+    )
+    watch.page.locator('input[type="file"]').set_input_files(str(bad))
+    watch.settle()
+    error = watch.page.locator('[data-testid="stAlertContentError"]').filter(has_text="num_key_value_heads (64)")
+    error.first.wait_for(timeout=30_000)
+    assert metric(watch, "KV per user") == "17.18 GB"
+
+    good = tmp_path / "qwen.json"
+    good.write_text(
+        json.dumps(
+            {
+                "model_type": "qwen2",
+                "num_hidden_layers": 28,
+                "hidden_size": 3584,
+                "num_attention_heads": 28,
+                "num_key_value_heads": 4,
+                "vocab_size": 152064,
+                "intermediate_size": 18944,
+                "tie_word_embeddings": False,
+            }
+        )
+    )
+    watch.page.locator('input[type="file"]').set_input_files(str(good))
+    watch.settle()
+    watch.page.get_by_text("into the model fields (model = Custom)").wait_for(timeout=30_000)
+    assert metric(watch, "KV per user") == gb(2 * 28 * 4 * 128 * 2 * 32768)
+    assert watch.exceptions_on_screen() == 0
+    watch.screenshot("kv_cost-upload")
+    assert watch.errors == [], watch.errors

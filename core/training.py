@@ -80,7 +80,7 @@ class TorchTransformer(torch.nn.Module):
                 for (neuron_layer, neuron), value in intervention.neurons.items():
                     if neuron_layer == layer:
                         post = post.clone()
-                        post[..., neuron] = torch.as_tensor(value, dtype=DTYPE)
+                        post[..., neuron] = torch.tensor(np.asarray(value, dtype=np.float64))
                 resid = resid + post @ self.p(f"{prefix}.mlp.W_2") + self._bias(f"{prefix}.mlp.b_2")
         return self._norm("ln_final", resid) @ self.p("E").T
 
@@ -109,7 +109,7 @@ class TorchTransformer(torch.nn.Module):
             z = z.clone()
             for (head_layer, head), value in intervention.head_outputs.items():
                 if head_layer == layer:
-                    z[:, :, head, :] = torch.as_tensor(np.broadcast_to(value, z[:, :, head, :].shape), dtype=DTYPE)
+                    z[:, :, head, :] = torch.tensor(np.asarray(value, dtype=np.float64))
         W_O, b_O = self.p(f"{prefix}.attn.W_O"), self._bias(f"{prefix}.attn.b_O")
         if intervention.attention == "off":
             W_O, b_O = torch.zeros_like(W_O), torch.zeros_like(b_O)

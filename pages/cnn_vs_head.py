@@ -65,6 +65,11 @@ def _pixel_toggled(position: tuple[int, int]) -> None:
     _store_image(conv.with_pixel(_edited_image(), position, st.session_state[_pixel_key(position)]))
 
 
+def shape(grid: np.ndarray) -> str:
+    """'5 × 5': a grid's size as the primer writes it."""
+    return " × ".join(str(n) for n in np.shape(grid))
+
+
 def _pixel_key(position: tuple[int, int]) -> str:
     return f"px{position[0]}{position[1]}"
 
@@ -95,7 +100,8 @@ def image_editor() -> np.ndarray:
         key="preset",
         bind="query-params",
         on_change=_preset_changed,
-        help="A 5 × 5 black-and-white image, as in the primer's Appendix B. Tick boxes below to edit pixels.",
+        help=f"A {shape(PRESETS[names[0]])} black-and-white image, as in the primer's Appendix B. Tick boxes below "
+        "to edit pixels.",
     )
     image = _resolve_image(preset)
     edited = IMAGE_STATE in st.session_state
@@ -295,7 +301,7 @@ def filter_vs_head(trace: conv.ConvTrace, name: str, step: conv.WindowStep) -> N
     with left:
         fig = heatmap_panels(
             [("image", trace.image), (f"weight on each pixel for cell ({r}, {c})", field)],
-            title=f"A filter sees 9 of {trace.image.size} pixels, always the same 9",
+            title=f"A filter sees {step.patch.size} of {trace.image.size} pixels, always the same {step.patch.size}",
             outlines=[(r, c, height, width), (r, c, height, width)],
             height=300,
         )
@@ -363,8 +369,8 @@ with controls[2]:
         options=range(1, len(positions) + 1),
         key="win",
         bind="query-params",
-        help="The 3 × 3 window stops at 9 places on the 5 × 5 image, in reading order; each stop fills one cell "
-        "of the feature map.",
+        help=f"The {shape(filters[name])} window stops at {len(positions)} places on the {shape(image)} image, in "
+        "reading order; each stop fills one cell of the feature map.",
     )
     step = conv.window(image, filters[name], positions[number - 1])
     with st.container(border=True):

@@ -237,3 +237,12 @@ def test_state_survives_leaving_and_coming_back():
     at.query_params.clear()
     at.run()
     assert panels(window_figure(at))[0][0, 0] == 1
+
+
+def test_switching_my_filter_off_while_it_slides_falls_back_to_a_primer_filter():
+    at = open_page(custom="true", slide="custom")
+    assert at.radio(key="slide").value == "custom"
+    at.toggle(key="custom").set_value(False).run()
+    assert not at.exception
+    assert at.radio(key="slide").value == "vertical"
+    assert np.array_equal(panels(window_figure(at))[1], conv_example().filters["vertical"])

@@ -593,39 +593,35 @@ st.subheader("The primer's formula with your numbers")
 b = kv.element_bytes(deployment.kv_dtype)
 exact = kv.kv_bytes_per_sequence(config, T, deployment.kv_dtype)
 if config.is_mla:
-    st.latex(
-        (
-            r"\text{KV} = L \cdot T \cdot (r_{kv} + d_{rope}) \cdot \text{bytes} = "
-            rf"{config.n_layers} \cdot {T:,} \cdot ({config.kv_lora_rank} + {config.qk_rope_head_dim}) \cdot {b:g}"
-        ).replace(",", "{,}")
-    )
+    symbols = r"\text{KV} = L \cdot T \cdot (r_{kv} + d_{rope}) \cdot \text{bytes}"
+    numbers = rf"= {config.n_layers} \cdot {T:,} \cdot ({config.kv_lora_rank} + {config.qk_rope_head_dim}) \cdot {b:g}"
     note = (
         "Multi-head latent attention caches one compressed vector per token and layer that serves as both K and V, "
         "so there is no factor 2 (a published calculator once doubled it: a known bug)."
     )
 elif config.sliding_layers:
-    st.latex(
-        (
-            r"\text{KV} = 2 \cdot (L_{full} \cdot T + L_{window} \cdot \min(T, W)) \cdot n_{kv} \cdot d_k \cdot "
-            rf"\text{{bytes}} = 2 \cdot ({config.full_layers} \cdot {T:,} + {config.sliding_layers} \cdot "
-            rf"{min(T, config.sliding_window):,}) \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
-        ).replace(",", "{,}")
+    symbols = (
+        r"\text{KV} = 2 \cdot (L_{full} \cdot T + L_{window} \cdot \min(T, W)) \cdot n_{kv} \cdot d_k"
+        r" \cdot \text{bytes}"
+    )
+    numbers = (
+        rf"= 2 \cdot ({config.full_layers} \cdot {T:,} + {config.sliding_layers} \cdot "
+        rf"{min(T, config.sliding_window):,})"
+        rf" \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
     )
     note = (
         f"{config.sliding_layers} of the {config.n_layers} layers keep only the last {config.sliding_window:,} "
         f"tokens; the other {config.full_layers} keep all {T:,}."
     )
 else:
-    st.latex(
-        (
-            r"\text{KV} = 2 \cdot L \cdot T \cdot n_{kv} \cdot d_k \cdot \text{bytes} = "
-            rf"2 \cdot {config.n_layers} \cdot {T:,} \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
-        ).replace(",", "{,}")
-    )
+    symbols = r"\text{KV} = 2 \cdot L \cdot T \cdot n_{kv} \cdot d_k \cdot \text{bytes}"
+    numbers = rf"= 2 \cdot {config.n_layers} \cdot {T:,} \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
     note = (
         "The primer writes h for the heads; with grouped-query attention only the n_kv KV heads are stored, "
         f"here {config.n_kv_heads} of {config.n_heads}."
     )
+st.latex(symbols)
+st.latex(numbers.replace(",", "{,}"))
 st.markdown(
     f"= **{exact:,.0f} bytes = {kv.to_gb(exact):,.2f} GB** (decimal, 10⁹) **= {kv.to_gib(exact):,.2f} GiB** "
     f"(binary, 2³⁰) for one user. {note} With blocks of {deployment.block} tokens the engine allocates "
@@ -675,7 +671,13 @@ if tabs[0].open:
             alt="Log-log lines of one user's KV cache in GB against context length, one per model, with GPU sizes.",
         )
         double = kv.kv_bytes_per_sequence(config, 2 * T, deployment.kv_dtype, block=deployment.block)
-        capped = " until the sliding window caps it" if config.sliding_layers else ""
+        capped = (
+            " until the sliding window caps it"
+            if config.sliding_layers == config.n_layers
+            else f" (its {config.sliding_layers} windowed layers stop at {config.sliding_window:,} tokens)"
+            if config.sliding_layers
+            else ""
+        )
         least = min(compared, key=lambda item: item[3].kv_per_user)
         explain(
             f"At {T:,} tokens one {config.name} conversation holds {gb(result.kv_per_user)} of KV cache; at "
@@ -790,25 +792,38 @@ st.caption(
 
 # ------------------------------------------------------------------- finance
 st.subheader("Why it matters for the budget")
-doubled = kv.plan(config, replace(deployment, context=2 * T))
-per_user_hour = (deployment.price_per_gpu_hour * deployment.tp / result.max_users) if result.max_users else None
-per_user_hour_2 = (deployment.price_per_gpu_hour * deployment.tp / doubled.max_users) if doubled.max_users else None
+budget_tp = kv.fitted_tp(config, deployment) or deployment.tp
+budget_dep = replace(deployment, tp=budget_tp)
+base = kv.plan(config, budget_dep)
+doubled = kv.plan(config, replace(budget_dep, context=2 * T))
+fp8 = kv.plan(config, replace(budget_dep, kv_dtype="fp8"))
 mha = kv.mha_equivalent_bytes_per_token(config, deployment.kv_dtype)
-fp8 = kv.plan(config, replace(deployment, kv_dtype="fp8"))
+at_tp = "" if budget_tp == deployment.tp else f" (at {budget_tp} GPUs per copy, the fewest that hold it)"
+
+
+def user_hour(p: kv.Plan) -> str:
+    return money(deployment.price_per_gpu_hour * budget_tp / p.max_users) if p.max_users else "n/a (no user fits)"
+
+
 lines = [
     f"**Doubling the context** from {T:,} to {2 * T:,} tokens takes one user's cache from "
-    f"{gb(result.kv_per_user)} to {gb(doubled.kv_per_user)} and users per copy from {result.max_users:,} to "
-    f"{doubled.max_users:,}: the GPU cost per user-hour goes from {money(per_user_hour)} to {money(per_user_hour_2)}.",
-    f"**{config.attention_kind} saves memory**: {config.name} stores {size(result.kv_per_token)} per token; with "
-    f"plain multi-head attention it would store {size(mha)}, {mha / result.kv_per_token:,.1f}× as much."
-    if mha > result.kv_per_token
-    else f"**{config.name} uses plain multi-head attention**: grouped-query attention with 8 KV heads would store "
-    f"{config.n_kv_heads / 8:,.1f}× less per token.",
+    f"{gb(base.kv_per_user)} to {gb(doubled.kv_per_user)} and users per copy{at_tp} from {base.max_users:,} to "
+    f"{doubled.max_users:,}: the GPU cost per user-hour goes from {user_hour(base)} to {user_hour(doubled)}.",
 ]
+if mha > base.kv_per_token:
+    lines.append(
+        f"**{config.attention_kind} saves memory**: {config.name} stores {size(base.kv_per_token)} per token; with "
+        f"plain multi-head attention it would store {size(mha)}, {mha / base.kv_per_token:,.1f}× as much."
+    )
+elif config.n_heads % 4 == 0:
+    lines.append(
+        f"**{config.name} uses plain multi-head attention**: grouped-query attention with {config.n_heads // 4} KV "
+        f"heads (a quarter) would cut its {size(base.kv_per_token)} per token to a quarter."
+    )
 if deployment.kv_dtype != "fp8":
     lines.append(
         f"**An FP8 KV cache** stores {kv.element_bytes('fp8') / b:.2g}× the bytes of "
-        f"{deployment.kv_dtype.upper()}: users per copy go from {result.max_users:,} to {fp8.max_users:,}."
+        f"{deployment.kv_dtype.upper()}: users per copy{at_tp} go from {base.max_users:,} to {fp8.max_users:,}."
     )
 st.markdown("\n".join(f"- {line}" for line in lines))
 

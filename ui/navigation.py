@@ -60,6 +60,13 @@ PAGES: tuple[PageSpec, ...] = (
         landmark="One attention head, step by step",
     ),
     PageSpec(
+        script="pages/two_layer_trace.py",
+        title="Two-layer trace",
+        icon=":material/account_tree:",
+        summary="One prompt through the trained 736-parameter model: every matrix, every shape, any prompt.",
+        landmark="Two layers, every matrix",
+    ),
+    PageSpec(
         script="pages/kv_cost.py",
         title="KV-cache cost calculator",
         icon=":material/calculate:",

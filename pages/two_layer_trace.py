@@ -1,0 +1,21 @@
+"""Two-layer trace (primer §6 and §7): one prompt through the trained 736-parameter model, every matrix with its shape.
+
+Thin page: prompt -> one cached forward pass -> the open tab's views (ui/trace_steps.py). Only the selected step's
+matrices and the open tab are drawn, so an interaction reruns in a few milliseconds.
+"""
+
+import streamlit as st
+
+from ui.navigation import PAGES
+from ui.trace_steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
+from ui.widgets import setup_page
+
+setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
+model = trained_model()
+tokens = prompt_builder(model)
+trace = cached_trace(tokens)
+headline(model, trace, tokens)
+for tab, view in zip(st.tabs(list(VIEWS), key="trace_view", bind="query-params"), VIEWS.values(), strict=True):
+    if tab.open:
+        with tab:
+            view(model, trace, tokens)

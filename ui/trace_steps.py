@@ -1,0 +1,1161 @@
+"""The two-layer trace page's views (primer §6 and §7): prompt builder, the shape table's steps, the four heads, the
+residual stream and the primer-vs-ours comparison. Widgets -> core (one cached forward pass, trace views) -> ui figures
+-> annotations from the same numbers.
+
+Kept out of pages/two_layer_trace.py because Streamlit re-parses (and "magic"-rewrites) a page script on every
+AppTest run, at ~10 µs per syntax node; an imported module is parsed once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.attention import softmax
+from core.trace_views import (
+    BOS,
+    COPULA_PROBES,
+    MAX_TOKENS,
+    PromptError,
+    all_heads,
+    column_travel,
+    copula_probe,
+    copula_table,
+    corpus_presets,
+    head_blocks,
+    head_labels,
+    largest_entry,
+    lens_probabilities,
+    pair_frequencies,
+    parse_prompt,
+    primer_section6,
+    query_attention,
+    residual_stages,
+    row_moments,
+    row_norms,
+    rule_emergence,
+    shape_table,
+    stage_norms,
+    stage_projection,
+    top_k,
+)
+from core.transformer import Model, Trace, forward
+from core.weights import trained_model, training_log
+from core.world import sentence_types
+from ui.figures import FONT, bars, heatmap
+from ui.glossary import link, tip
+from ui.widgets import chart, download_matrix, download_table, explain
+
+
+@st.cache_resource(max_entries=256)
+def cached_trace(tokens: tuple[str, ...]) -> Trace:
+    """One forward pass per prompt, shared by every chart of the page (the trace is read-only)."""
+    model = trained_model()
+    return forward(model, model.encode(tokens))
+
+
+@st.cache_resource
+def _presets() -> dict[str, str]:
+    """Preset prompt -> its label: the primer's prompts first (from the primer asset), then the world's sentences."""
+    primer = primer_section6()
+    prompts = [primer.readout["prompt"], *(row["prompt"] for row in primer.copula_probe["prompts"])]
+    presets = {" ".join(prompt): f"{' '.join(prompt)}  (primer §6)" for prompt in prompts}
+    for prompt, held_out in corpus_presets():
+        presets.setdefault(prompt, f"{prompt}  (world sentence{', held out of training' if held_out else ''})")
+    return presets
+
+
+DEFAULT_PROMPT = next(iter(_presets()))
+
+
+# ---------------------------------------------------------------- figure builders
+# Built as one plotly constructor call each (plotly validates once; several times faster than update_* calls).
+
+LINE_COLOURS = ("#1f5f99", "#b35900", "#4d8f3a", "#7a4a9c", "#a9b4c2", "#c23b3b", "#2a9d8f", "#6b6b6b")
+
+
+def _base_layout(title: str, height: int, **extra: object) -> dict:
+    return {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "font": FONT,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "legend": {"orientation": "h", "y": -0.25, "x": 0},
+        **extra,
+    }
+
+
+def block_lines(fig: go.Figure, *, column_breaks: Sequence[int] = (), row_breaks: Sequence[int] = ()) -> go.Figure:
+    """Thick dividers on a category-axis heatmap before the given column / row indices (e.g. a head boundary)."""
+    line = {"color": "#1b1f24", "width": 4}
+    shapes = [
+        {"type": "line", "xref": "x", "yref": "paper", "x0": i - 0.5, "x1": i - 0.5, "y0": 0, "y1": 1, "line": line}
+        for i in column_breaks
+    ] + [
+        {"type": "line", "xref": "paper", "yref": "y", "y0": i - 0.5, "y1": i - 0.5, "x0": 0, "x1": 1, "line": line}
+        for i in row_breaks
+    ]
+    if shapes:
+        fig.update_layout(shapes=shapes)
+    return fig
+
+
+def line_chart(
+    x: Sequence[object],
+    series: dict[str, Sequence[float]],
+    *,
+    title: str,
+    x_title: str = "",
+    y_title: str = "",
+    marker: tuple[object, str] | None = None,
+    y_range: tuple[float, float] | None = None,
+    height: int = 360,
+) -> go.Figure:
+    """Lines with markers, one per named series; `marker=(x, label)` draws a labelled dashed vertical line there."""
+    data = [
+        {
+            "type": "scatter",
+            "x": list(x),
+            "y": list(values),
+            "mode": "lines+markers",
+            "name": name,
+            "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+            "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        }
+        for i, (name, values) in enumerate(series.items())
+    ]
+    layout = _base_layout(
+        title,
+        height,
+        xaxis={"title": {"text": x_title}},
+        yaxis={"title": {"text": y_title}, **({"range": list(y_range)} if y_range else {})},
+    )
+    if marker is not None:
+        layout["shapes"] = [
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": marker[0],
+                "x1": marker[0],
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#b35900", "width": 2, "dash": "dash"},
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "x": marker[0],
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": marker[1],
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "font": {"color": "#b35900"},
+            }
+        ]
+    return go.Figure({"data": data, "layout": layout})
+
+
+def trajectories(
+    paths: dict[str, np.ndarray],
+    stage_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str = "",
+    y_title: str = "",
+    height: int = 420,
+) -> go.Figure:
+    """One 2-D path per named item (stages × 2 points): a filled circle at the start, a triangle at the end."""
+    data = []
+    for i, (name, points) in enumerate(paths.items()):
+        points = np.asarray(points, dtype=np.float64)
+        symbols = ["circle"] + ["circle-open"] * (len(points) - 2) + ["triangle-up"]
+        data.append(
+            {
+                "type": "scatter",
+                "x": points[:, 0],
+                "y": points[:, 1],
+                "mode": "lines+markers",
+                "name": name,
+                "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+                "marker": {"size": 11, "symbol": symbols[: len(points)]},
+                "customdata": list(stage_labels),
+                "hovertemplate": f"{name}<br>%{{customdata}}<br>(%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
+            }
+        )
+    layout = _base_layout(
+        title,
+        height,
+        xaxis={"title": {"text": x_title}, "zeroline": False},
+        yaxis={"title": {"text": y_title}, "zeroline": False, "scaleanchor": "x", "scaleratio": 1},
+    )
+    return go.Figure({"data": data, "layout": layout})
+
+
+# ---------------------------------------------------------------- prompt builder
+
+
+def _append_token() -> None:
+    token = st.session_state.get("trace_add")
+    if token:
+        st.session_state["trace_prompt"] = f"{st.session_state.get('trace_prompt', '')} {token}".strip()
+    st.session_state["trace_add"] = None
+
+
+def _remove_last() -> None:
+    words = str(st.session_state.get("trace_prompt", "")).split()
+    st.session_state["trace_prompt"] = " ".join(words[:-1]) if len(words) > 1 else BOS
+
+
+def _use_preset() -> None:
+    preset = st.session_state.get("trace_preset")
+    if preset:
+        st.session_state["trace_prompt"] = preset
+    st.session_state["trace_preset"] = None
+
+
+def prompt_builder(model: Model) -> tuple[str, ...]:
+    """Prompt widgets; returns the tokens to trace (the last valid prompt when the current one is refused)."""
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    with left:
+        st.text_input(
+            "Prompt (type words separated by spaces, or click tokens below)",
+            value=DEFAULT_PROMPT,
+            key="trace_prompt",
+            bind="query-params",
+            help=tip("token"),
+        )
+    with right:
+        presets = _presets()
+        st.selectbox(
+            "Or start from a preset",
+            list(presets),
+            format_func=presets.__getitem__,
+            index=None,
+            placeholder="The primer's prompts and the world's sentences…",
+            key="trace_preset",
+            on_change=_use_preset,
+        )
+    st.pills("Click a token to add it to the prompt", model.vocabulary, key="trace_add", on_change=_append_token)
+    st.button("Remove the last token", on_click=_remove_last, key="trace_pop", icon=":material/backspace:")
+    text = st.session_state.get("trace_prompt", DEFAULT_PROMPT)
+    last_valid = st.session_state.get("trace_last_valid", tuple(DEFAULT_PROMPT.split()))
+    try:
+        tokens = parse_prompt(text, model.vocabulary, MAX_TOKENS)
+    except PromptError as error:
+        st.error(f"{error} The page keeps showing the last valid prompt: {' '.join(last_valid)}.")
+        return last_valid
+    if text.split()[0].upper() != BOS:
+        st.caption(f"{BOS} was put in front: every sequence the model ever saw starts with it.")
+    st.session_state["trace_last_valid"] = tokens
+    return tokens
+
+
+# ---------------------------------------------------------------- small helpers
+
+
+def _rows(tokens: tuple[str, ...]) -> list[str]:
+    """Row labels: position and token, unique even when a word repeats."""
+    return [f"{i + 1} {token}" for i, token in enumerate(tokens)]
+
+
+def _columns(n: int, prefix: str = "c") -> list[str]:
+    return [f"{prefix}{j + 1}" for j in range(n)]
+
+
+def _head_columns(config_heads: int, d_head: int) -> list[str]:
+    return [f"h{h + 1}·{j + 1}" for h in range(config_heads) for j in range(d_head)]
+
+
+def _matrix(
+    matrix: np.ndarray,
+    *,
+    title: str,
+    rows: list[str],
+    columns: list[str],
+    key: str,
+    alt: str,
+    signed: bool = True,
+    column_breaks: tuple[int, ...] = (),
+    row_breaks: tuple[int, ...] = (),
+) -> None:
+    """An annotated heatmap with its shape in the title and a CSV download under it."""
+    values = np.ascontiguousarray(matrix, dtype=np.float64)
+    fig = _heatmap(
+        values.tobytes(), values.shape, title, tuple(rows), tuple(columns), signed, column_breaks, row_breaks
+    )
+    chart(fig, key=key, alt=alt)
+    download_matrix(values, rows, columns, name=title, key=key)
+
+
+@lru_cache(maxsize=1024)
+def _heatmap(
+    data: bytes,
+    shape: tuple[int, ...],
+    title: str,
+    rows: tuple[str, ...],
+    columns: tuple[str, ...],
+    signed: bool,
+    column_breaks: tuple[int, ...],
+    row_breaks: tuple[int, ...],
+) -> go.Figure:
+    """Build a heatmap once per distinct matrix and labels (figures are never mutated after this)."""
+    matrix = np.frombuffer(data, dtype=np.float64).reshape(shape)
+    label = " × ".join(str(n) for n in shape)
+    fig = heatmap(matrix, x=columns, y=rows, title=f"{title}  ({label})", signed=signed)
+    fig.update_layout(margin={"t": 80}, height=fig.layout.height + 30)  # room for the title above the top axis
+    return block_lines(fig, column_breaks=column_breaks, row_breaks=row_breaks)
+
+
+def _did(text: str) -> None:
+    st.markdown(f"**What this step did.** {text}")
+
+
+def _fmt(tokens: tuple[str, ...]) -> str:
+    return " ".join(tokens)
+
+
+# ---------------------------------------------------------------- the steps
+
+
+@dataclass(frozen=True)
+class View:
+    """What every step view needs: the model, the prompt's trace and tokens, and the selected layer (from 0)."""
+
+    model: Model
+    trace: Trace
+    tokens: tuple[str, ...]
+    layer: int = 0
+
+    @property
+    def rows(self) -> list[str]:
+        return _rows(self.tokens)
+
+    @property
+    def cols(self) -> list[str]:
+        return _columns(self.model.config.d_model)
+
+    @property
+    def block(self) -> str:
+        return f"blocks.{self.layer}"
+
+    @property
+    def n(self) -> int:
+        return self.layer + 1
+
+    @property
+    def breaks(self) -> tuple[int, ...]:
+        """Column indices where a new head's block starts (the head boundary)."""
+        c = self.model.config
+        return tuple(range(c.d_head, c.n_heads * c.d_head, c.d_head))
+
+    def hook(self, name: str) -> np.ndarray:
+        """A trace entry of the selected layer, e.g. hook('attn.hook_z')."""
+        return self.trace[f"{self.block}.{name}"]
+
+
+def _step_ids(v: View) -> None:
+    ids, T, d = v.model.encode(v.tokens), len(v.tokens), v.model.config.d_model
+    looked = ", ".join(f"{t} → row {i}" for t, i in zip(v.tokens, ids, strict=True))
+    _did(f"Looked up {T} rows of E ({v.model.config.vocab_size} × {d}): {looked}.")
+    E_rows = v.trace["hook_embed"]
+    _matrix(
+        E_rows,
+        title="E[ids], the tokens' embedding rows",
+        rows=v.rows,
+        columns=v.cols,
+        key="tr-E",
+        alt="Embedding rows",
+    )
+    r, c, value = largest_entry(E_rows)
+    explain(
+        f"Each row is one token's {d} learned numbers, read from the embedding matrix E. The largest entry here is "
+        f"{value:.3f}, in column {c + 1} of {v.tokens[r]}. A word gets the same row wherever it appears.",
+        f"Before any context is read, everything the model knows about a word is these few numbers (its "
+        f"{link('embedding')}); the rest of the pass refines them using the other words.",
+    )
+
+
+def _step_h0(v: View) -> None:
+    pe, T, d = v.trace["hook_pos_embed"], len(v.tokens), v.model.config.d_model
+    freq, travel = pair_frequencies(pe), column_travel(pe)
+    _did(f"Added the fixed positional row to each embedding row: h⁰ = E[ids] + PE, still {T} × {d}.")
+    panels = (
+        (v.trace["hook_embed"], "E[ids]", "tr-E0"),
+        (pe, "PE (sinusoidal)", "tr-PE"),
+        (v.trace["blocks.0.hook_resid_pre"], "h⁰ = E[ids] + PE", "tr-h0"),
+    )
+    for column, (values, title, key) in zip(st.columns(3), panels, strict=True):
+        with column:
+            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=key, alt=title)
+    pairs = ", ".join(f"pair {i + 1} (columns {2 * i + 1}–{2 * i + 2}) turns {f:.3f} rad" for i, f in enumerate(freq))
+    st.markdown(
+        f"**How one vector carries both the word and its place.** Each column pair of PE is a sine and a cosine of "
+        f"the position at a fixed speed: {pairs} per position. Over these {T} positions column 1 moves by "
+        f"{travel[0]:.3f} while column {d - 1} moves by only {travel[d - 2]:.3f}. So position is written mostly into "
+        "the fast first columns and the word keeps the slow ones nearly undisturbed; W_Q, W_K and W_V learn which "
+        "coordinates to read, so a head can look at words, at places, or at both."
+    )
+    explain(
+        f"Three {T} × {d} matrices: the word part, the place part and their sum h⁰, the residual stream's starting "
+        f"point. PE's first column runs {', '.join(f'{x:.3f}' for x in pe[:, 0])} down the positions.",
+        f"Attention alone is blind to order; the {link('positional-encoding')} is what lets the model tell 'the cat "
+        "sat' from 'sat the cat', at no parameter cost.",
+    )
+
+
+def _step_norm(v: View, which: str) -> None:
+    first = which == "ln1"
+    source = v.hook("hook_resid_pre" if first else "hook_resid_mid")
+    normed, p = v.hook(f"{which}.hook_normalized"), v.model.params
+    name = ("h⁰" if v.layer == 0 else f"h⁽{v.layer}⁾") if first else "h_mid"
+    label = "LN₁" if first else "LN₂"
+    mean, std = row_moments(source)
+    gamma, beta = p[f"{v.block}.{which}.gamma"], p[f"{v.block}.{which}.beta"]
+    _did(f"Rescaled each row of {name} to mean 0 and spread 1, then applied {label}'s learned γ and β (layer {v.n}).")
+    a, b = st.columns(2)
+    with a:
+        _matrix(source, title=f"{name} (input)", rows=v.rows, columns=v.cols, key=f"tr-{which}-in", alt="input")
+    with b:
+        _matrix(normed, title=f"{label}({name})", rows=v.rows, columns=v.cols, key=f"tr-{which}-out", alt="output")
+    _matrix(
+        np.stack([gamma, beta]),
+        title=f"{label} γ (scale) and β (shift)",
+        rows=["γ", "β"],
+        columns=v.cols,
+        key=f"tr-{which}-gb",
+        alt="γ and β",
+    )
+    explain(
+        f"Before the norm the rows' means ran from {mean.min():.3f} to {mean.max():.3f} and their spreads from "
+        f"{std.min():.3f} to {std.max():.3f}; after it every row is centred and scaled alike, then stretched per "
+        f"column by γ (from {gamma.min():.3f} to {gamma.max():.3f}) and shifted by β.",
+        f"A {link('layernorm')} keeps each block's input on a steady scale whatever earlier blocks wrote; it works "
+        "row by row, so it never mixes tokens.",
+    )
+
+
+def _step_qkv(v: View) -> None:
+    c, T = v.model.config, len(v.tokens)
+    hcols = _head_columns(c.n_heads, c.d_head)
+    width = c.n_heads * c.d_head
+    _did(f"One multiply each: LN₁(h) ({T} × {c.d_model}) times W_Q, W_K, W_V ({c.d_model} × {width}) plus a bias.")
+    for name in ("q", "k", "v"):
+        _matrix(
+            all_heads(v.trace, v.layer, name),
+            title=f"{name.upper()}, all heads",
+            rows=v.rows,
+            columns=hcols,
+            key=f"tr-{name}",
+            alt=f"{name.upper()}, all heads",
+            column_breaks=v.breaks,
+        )
+    r, col, value = largest_entry(all_heads(v.trace, v.layer, "q"))
+    explain(
+        f"Columns 1–{c.d_head} of each matrix belong to head 1, the rest to head 2 (the thick line). The largest "
+        f"query entry is {value:.3f}, for {v.tokens[r]} in head {col // c.d_head + 1}.",
+        f"{link('multi-head')} attention is one matrix multiply carved into lanes: several questions asked in "
+        "parallel for the price of one.",
+    )
+
+
+def _step_heads(v: View) -> None:
+    c, T = v.model.config, len(v.tokens)
+    _did(f"Sliced Q, K and V into {c.n_heads} lanes of {T} × {c.d_head}; each lane now runs attention on its own.")
+    blocks = {name: head_blocks(v.trace, v.layer, name) for name in ("q", "k", "v")}
+    for head in range(c.n_heads):
+        st.markdown(f"**Head {head + 1}**")
+        for column, name in zip(st.columns(3), ("q", "k", "v"), strict=True):
+            with column:
+                title = f"{name.upper()}{head + 1}"
+                _matrix(
+                    blocks[name][head],
+                    title=title,
+                    rows=v.rows,
+                    columns=_columns(c.d_head, "d"),
+                    key=f"tr-{title}",
+                    alt=title,
+                )
+    explain(
+        f"Each head has its own {T} × {c.d_head} query, key and value: the per-head blocks of the shape table, cut "
+        "from the matrices of the previous row.",
+        "Separate lanes let heads specialise: one may track the previous word, another the subject noun.",
+    )
+
+
+def _step_attention(v: View, which: str) -> None:
+    c, last = v.model.config, v.tokens[-1]
+    pattern = v.hook("attn.hook_pattern")
+    if which == "scores":
+        pair = (
+            (v.hook("attn.hook_attn_scores_raw"), "QKᵀ (raw)", True),
+            (v.hook("attn.hook_attn_scores"), "QKᵀ / √d_k", True),
+        )
+        _did(f"Compared every query with every key: QKᵀ per head, divided by √d_k = {math.sqrt(c.d_head):.3f}.")
+    else:
+        pair = ((v.hook("attn.hook_attn_scores_masked"), "masked scores", True), (pattern, "weights", False))
+        _did("Blocked the future (−∞ above the diagonal), then softmax turned each row into weights that sum to 1.")
+    for head in range(c.n_heads):
+        st.markdown(f"**Head {head + 1}**")
+        for column, (values, title, signed) in zip(st.columns(2), pair, strict=True):
+            with column:
+                _matrix(
+                    values[head],
+                    title=f"{title}, head {head + 1}",
+                    rows=v.rows,
+                    columns=v.rows,
+                    key=f"tr-{which}-{title}-{head}",
+                    alt=title,
+                    signed=signed,
+                )
+    focus = [int(np.argmax(pattern[h, -1])) for h in range(c.n_heads)]
+    reads = " and ".join(f"{v.tokens[k]} in head {h + 1} ({pattern[h, -1, k]:.3f})" for h, k in enumerate(focus))
+    explain(
+        f"Rows are queries (the reading word), columns keys (the word read). The last token, {last}, puts its "
+        f"largest weight on {reads}.",
+        f"This is where the model decides, from the words themselves and at run time, which earlier word each word "
+        f"reads; the {link('causal-mask')} makes sure no word peeks at the future.",
+    )
+
+
+def _step_z(v: View) -> None:
+    c, T = v.model.config, len(v.tokens)
+    z = head_blocks(v.trace, v.layer, "z")
+    _did(f"Each head took a weighted average of its value rows: weights ({T} × {T}) · V ({T} × {c.d_head}).")
+    for head, column in enumerate(st.columns(c.n_heads)):
+        with column:
+            title = f"head {head + 1} output"
+            _matrix(z[head], title=title, rows=v.rows, columns=_columns(c.d_head, "d"), key=f"tr-z{head}", alt=title)
+    lengths = " and ".join(f"{row_norms(z[h])[-1]:.3f} in head {h + 1}" for h in range(c.n_heads))
+    explain(
+        f"Each head's output for a token is a mix of the value rows it attended to; {v.tokens[-1]}'s row has length "
+        f"{lengths}.",
+        "This is the information that actually moves between words; the weights only decided the mix.",
+    )
+
+
+def _step_concat(v: View) -> None:
+    c, T = v.model.config, len(v.tokens)
+    width = c.n_heads * c.d_head
+    _did(f"Glued the {c.n_heads} head outputs side by side: {T} × {width}.")
+    _matrix(
+        v.hook("attn.hook_concat"),
+        title="concat",
+        rows=v.rows,
+        columns=_head_columns(c.n_heads, c.d_head),
+        key="tr-concat",
+        alt="concat",
+        column_breaks=v.breaks,
+    )
+    explain(
+        f"The same numbers as the head outputs, placed side by side; the thick line separates the heads. The width is "
+        f"back to h · d_v = {width}.",
+        "Nothing is computed here: it is bookkeeping that lets one matrix write all heads back at once.",
+    )
+
+
+def _step_attn_out(v: View) -> None:
+    c = v.model.config
+    W_O, out = v.model.params[f"{v.block}.attn.W_O"], v.hook("hook_attn_out")
+    _did(
+        f"Mixed the heads and mapped them back to the stream's width: concat · W_O "
+        f"({W_O.shape[0]} × {W_O.shape[1]}) + b_O."
+    )
+    a, b = st.columns(2)
+    with a:
+        _matrix(
+            W_O,
+            title="W_O",
+            rows=_head_columns(c.n_heads, c.d_head),
+            columns=v.cols,
+            key="tr-WO",
+            alt="W_O",
+            row_breaks=v.breaks,
+        )
+    with b:
+        _matrix(out, title="attn write-back", rows=v.rows, columns=v.cols, key="tr-attn", alt="attention write-back")
+    r, col, value = largest_entry(out)
+    explain(
+        f"W_O's top {c.d_head} rows read head 1, the bottom ones head 2 (the thick line). The largest write is "
+        f"{value:.3f}, into column {col + 1} of {v.tokens[r]}.",
+        f"Each head owns its own rows of {link('projections')} W_O; zeroing one head's rows is how the ablation lab "
+        "switches a single head off.",
+    )
+
+
+def _step_add(v: View, which: str) -> None:
+    T, d = len(v.tokens), v.model.config.d_model
+    if which == "resid_mid":
+        parts = (
+            (v.hook("hook_resid_pre"), "h"),
+            (v.hook("hook_attn_out"), "attn"),
+            (v.hook("hook_resid_mid"), "h_mid"),
+        )
+    else:
+        parts = (
+            (v.hook("hook_resid_mid"), "h_mid"),
+            (v.hook("hook_mlp_out"), "MLP"),
+            (v.hook("hook_resid_post"), f"h⁽{v.n}⁾"),
+        )
+    (before, x), (write, w), (after, y) = parts
+    _did(f"Added the {w} write-back to the stream: {y} = {x} + {w}, still {T} × {d}.")
+    for column, (values, title) in zip(st.columns(3), parts, strict=True):
+        with column:
+            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=f"tr-{which}-{title}", alt=title)
+    moved = ", ".join(f"{t} {m:.3f}" for t, m in zip(v.tokens, row_norms(write), strict=True))
+    explain(
+        f"The write-back moved each token's vector by {moved}; {v.tokens[-1]}'s vector went from length "
+        f"{row_norms(before)[-1]:.3f} to {row_norms(after)[-1]:.3f}.",
+        f"The {link('residual-stream')} is never replaced, only added to: every block's contribution stays visible "
+        "to every later block.",
+    )
+
+
+def _step_mlp(v: View, which: str) -> None:
+    c = v.model.config
+    pre, post = v.hook("mlp.hook_pre"), v.hook("mlp.hook_post")
+    ff = _columns(c.d_ff, "n")
+    panels = {
+        "mlp_pre": ((v.hook("ln2.hook_normalized"), "LN₂(h_mid)", v.cols), (pre, "pre = LN₂ · W_1 + b_1", ff)),
+        "mlp_post": ((pre, "pre", ff), (post, "act = GELU(pre)", ff)),
+        "mlp_out": ((post, "act = GELU(pre)", ff), (v.hook("hook_mlp_out"), "MLP out = act · W_2 + b_2", v.cols)),
+    }[which]
+    _did(
+        {
+            "mlp_pre": f"Widened each token's row from {c.d_model} to {c.d_ff} numbers with W_1 "
+            f"({c.d_model} × {c.d_ff}).",
+            "mlp_post": "Applied GELU to every entry: large positives pass, negatives are squashed towards 0.",
+            "mlp_out": f"Narrowed each row back from {c.d_ff} to {c.d_model} numbers with W_2 "
+            f"({c.d_ff} × {c.d_model}).",
+        }[which]
+    )
+    for column, (values, title, labels) in zip(st.columns(2), panels, strict=True):
+        with column:
+            _matrix(values, title=title, rows=v.rows, columns=labels, key=f"tr-{which}-{title}", alt=title)
+    lowest = np.unravel_index(int(np.argmin(pre)), pre.shape)
+    explain(
+        f"The width goes {c.d_model} → {c.d_ff} → {c.d_model} inside the block: {int((pre < 0).sum())} of the "
+        f"{pre.size} pre-activation entries are negative, and GELU maps the most negative, {pre[lowest]:.3f}, to "
+        f"{post[lowest]:.3f}.",
+        f"The {link('mlp')} refines each token on its own, row by row; it is the model's only non-linear step and it "
+        "never looks at other tokens.",
+    )
+
+
+def _step_final(v: View) -> None:
+    c, T = v.model.config, len(v.tokens)
+    h0, h2 = v.trace["blocks.0.hook_resid_pre"], v.trace[f"blocks.{c.n_layers - 1}.hook_resid_post"]
+    _did(f"Nothing new: after {c.n_layers} layers the stream is still {T} × {c.d_model}, the shape it started with.")
+    for column, (values, title) in zip(
+        st.columns(2), ((h0, "h⁰ (start)"), (h2, f"h⁽{c.n_layers}⁾ (end)")), strict=True
+    ):
+        with column:
+            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=f"tr-final-{title}", alt=title)
+    explain(
+        f"Same shape, new contents: {v.tokens[-1]}'s vector went from length {row_norms(h0)[-1]:.3f} to "
+        f"{row_norms(h2)[-1]:.3f} after {c.n_layers} rounds of read, transform, write.",
+        "Layers stack without changing shape, which is why real models can repeat the same block dozens of times.",
+    )
+
+
+def _step_final_ln(v: View) -> None:
+    p, c = v.model.params, v.model.config
+    h2, normed = v.trace[f"blocks.{c.n_layers - 1}.hook_resid_post"], v.trace["ln_final.hook_normalized"]
+    mean, std = row_moments(h2[-1:])
+    gamma = p["ln_final.gamma"]
+    _did(f"Normalised the last row of h⁽{c.n_layers}⁾, multiplied by the learned scale γ and added the shift β.")
+    lines = np.stack([h2[-1], gamma, p["ln_final.beta"], normed[-1]])
+    labels = ["h²_last", "γ", "β", "LN(h²)_last"]
+    _matrix(
+        lines,
+        title=f"final LayerNorm of the last row ({v.tokens[-1]})",
+        rows=labels,
+        columns=v.cols,
+        key="tr-finalln",
+        alt="final LayerNorm, last row",
+    )
+    _matrix(
+        normed,
+        title="final LayerNorm, every row",
+        rows=v.rows,
+        columns=v.cols,
+        key="tr-finalln-all",
+        alt="final LayerNorm",
+    )
+    explain(
+        f"The last row had mean {mean[0]:.3f} and spread {std[0]:.3f}; after the norm and γ (from {gamma.min():.3f} to "
+        f"{gamma.max():.3f}) its entries span {np.ptp(normed[-1]):.3f}.",
+        "This step sets the scale of the logits: a larger γ means sharper, more confident predictions.",
+    )
+
+
+def _step_logits(v: View) -> None:
+    c, vocab = v.model.config, list(v.model.vocabulary)
+    logits = v.trace["hook_logits"][-1]
+    _did(f"Multiplied the normalised last row by U = Eᵀ ({c.d_model} × {c.vocab_size}): one score per token.")
+    ranked = top_k(logits, vocab, len(vocab))
+    fig = bars(
+        vocab,
+        logits,
+        title=f"logits after '{_fmt(v.tokens)}'  ([{len(vocab)}])",
+        highlight=[t == ranked[0].token for t in vocab],
+        value_format=".2f",
+        height=360,
+    )
+    chart(fig, key="tr-logits", alt="Logits over the vocabulary")
+    download_matrix(logits[None], ["logit"], vocab, name="logits", key="tr-logits")
+    explain(
+        f"The highest score is {ranked[0].token} ({ranked[0].logit:.2f}), the lowest {ranked[-1].token} "
+        f"({ranked[-1].logit:.2f}). Scores are unnormalised: only their differences matter.",
+        f"The {link('unembedding')} reuses the embedding table E, so a token scores high when the final vector points "
+        "the way that token's embedding points.",
+    )
+
+
+def _step_probs(v: View) -> None:
+    vocab = list(v.model.vocabulary)
+    logits = v.trace["hook_logits"][-1]
+    tau = st.slider(
+        "Temperature τ",
+        0.1,
+        3.0,
+        1.0,
+        0.1,
+        key="trace_tau",
+        bind="query-params",
+        persist_state="session",
+        help=tip("softmax"),
+    )
+    probs, table = softmax(logits, temperature=tau), top_k(logits, vocab, 5, tau)
+    _did(f"softmax(logits / τ) with τ = {tau:.1f}: {len(vocab)} probabilities that sum to 1.")
+    a, b = st.columns([3, 2])
+    with a:
+        fig = bars(
+            vocab,
+            probs,
+            title=f"next-token probabilities, τ = {tau:.1f}  ([{len(vocab)}])",
+            highlight=[t == table[0].token for t in vocab],
+            y_range=(0, 1.1),
+            height=360,
+        )
+        chart(fig, key="tr-probs", alt="Next-token probabilities")
+        download_matrix(probs[None], ["probability"], vocab, name="probabilities", key="tr-probs")
+    with b:
+        st.markdown("**Top 5**")
+        top_table(table, key="tr-top5")
+    explain(
+        f"After '{_fmt(v.tokens)}' the model puts {table[0].probability:.3f} on {table[0].token}, then "
+        f"{table[1].probability:.3f} on {table[1].token} (τ = {tau:.1f}).",
+        "Temperature is the dial vendors expose: below 1 the favourite takes even more, above 1 the runners-up get "
+        "a bigger share and outputs become more varied.",
+    )
+
+
+def top_table(rows: list, key: str) -> None:
+    """A top-k table (rank, token, logit, probability) with its CSV download."""
+    frame = pd.DataFrame(
+        [
+            {"rank": r.rank, "token": r.token, "logit": round(r.logit, 2), "probability": round(r.probability, 3)}
+            for r in rows
+        ]
+    )
+    st.dataframe(frame, hide_index=True, key=key)
+    download_table(frame, name="top 5", key=key)
+
+
+STEP_VIEWS = {
+    "ids": _step_ids,
+    "h0": _step_h0,
+    "ln1": lambda v: _step_norm(v, "ln1"),
+    "qkv": _step_qkv,
+    "heads": _step_heads,
+    "scores": lambda v: _step_attention(v, "scores"),
+    "weights": lambda v: _step_attention(v, "weights"),
+    "z": _step_z,
+    "concat": _step_concat,
+    "attn_out": _step_attn_out,
+    "resid_mid": lambda v: _step_add(v, "resid_mid"),
+    "ln2": lambda v: _step_norm(v, "ln2"),
+    "mlp_pre": lambda v: _step_mlp(v, "mlp_pre"),
+    "mlp_post": lambda v: _step_mlp(v, "mlp_post"),
+    "mlp_out": lambda v: _step_mlp(v, "mlp_out"),
+    "resid_post": lambda v: _step_add(v, "resid_post"),
+    "final": _step_final,
+    "final_ln": _step_final_ln,
+    "logits": _step_logits,
+    "probs": _step_probs,
+}
+
+
+def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """The §6 shape table with the live T as a clickable list, and the selected row's matrices beside it."""
+    config = model.config
+    layer_names = [f"Layer {i + 1}" for i in range(config.n_layers)]
+    left, right = st.columns([1, 2.6])
+    with left:
+        layer_name = st.segmented_control(
+            "Layer",
+            layer_names,
+            default=layer_names[0],
+            key="trace_layer",
+            bind="query-params",
+            persist_state="session",
+            required=True,
+        )
+        layer = layer_names.index(layer_name or layer_names[0])
+        table = shape_table(config, len(tokens), layer)
+        by_key = {row.key: row for row in table}
+        step = st.radio(
+            f"The shape table, T = {len(tokens)}: pick a row",
+            [row.key for row in table],
+            format_func=lambda k: by_key[k].step,
+            captions=[f"{row.operation} · **{row.live}**" for row in table],
+            key="trace_step",
+            bind="query-params",
+            persist_state="session",
+        )
+        frame = pd.DataFrame(
+            [
+                {"step": r.step, "operation": r.operation, "shape": r.symbolic, f"T = {len(tokens)}": r.live}
+                for r in table
+            ]
+        )
+        download_table(frame, name="shape table", key="tr-shapes")
+    with right:
+        row = by_key[step]
+        where = f" · layer {layer + 1}" if row.layered else ""
+        st.subheader(f"{row.step}{where}: {row.operation}, shape {row.live}")
+        STEP_VIEWS[step](View(model, trace, tokens, layer))
+
+
+def four_heads(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """The attention weights of all four heads side by side for the current prompt."""
+    config, rows = model.config, _rows(tokens)
+    labels = head_labels(config)
+    columns = st.columns(config.n_layers * config.n_heads)
+    for index, column in enumerate(columns):
+        layer, head = divmod(index, config.n_heads)
+        pattern = trace[f"blocks.{layer}.attn.hook_pattern"][head]
+        with column:
+            _matrix(
+                pattern,
+                title=labels[index],
+                rows=rows,
+                columns=rows,
+                key=f"tr-4h-{index}",
+                alt=f"Attention weights, {labels[index]}",
+                signed=False,
+            )
+    last = query_attention(trace, config.n_layers)
+    focus = np.argmax(last, axis=1)
+    explain(
+        f"Rows are the reading word, columns the word read; each row sums to 1. The last word, {tokens[-1]}, reads "
+        + "; ".join(f"{labels[i]}: {tokens[k]} {last[i, k]:.3f}" for i, k in enumerate(focus))
+        + ".",
+        "Four heads, four different reading patterns on the same words. A bright cell shows where a head looks, not "
+        "that the answer depends on it: the ablation lab tests that.",
+    )
+
+
+def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """The residual stream stage by stage (norms and a shared 2-D projection) and the logit lens."""
+    config = model.config
+    stages = [label for label, _ in residual_stages(trace, config.n_layers)]
+    norms = stage_norms(trace, config.n_layers)
+    names = _rows(tokens)
+    a, b = st.columns(2)
+    with a:
+        chart(
+            line_chart(
+                stages,
+                {name: norms[:, i] for i, name in enumerate(names)},
+                title="length of each token's vector, stage by stage",
+                y_title="length",
+            ),
+            key="tr-norms",
+            alt="Residual norms per stage",
+        )
+        download_matrix(norms, stages, names, name="residual lengths", key="tr-norms")
+    with b:
+        coords, share = stage_projection(trace, config.n_layers)
+        chart(
+            trajectories(
+                {name: coords[:, i] for i, name in enumerate(names)},
+                stages,
+                title="each token's path through the stream (2-D view)",
+                x_title=f"axis 1 ({share[0]:.0%} of the spread)",
+                y_title=f"axis 2 ({share[1]:.0%})",
+            ),
+            key="tr-paths",
+            alt="Residual stream paths",
+        )
+        download_matrix(
+            coords.reshape(len(stages), -1),
+            stages,
+            [f"{n} {ax}" for n in names for ax in ("x", "y")],
+            name="2-D coordinates",
+            key="tr-paths",
+        )
+    grow = norms[-1] - norms[0]
+    explain(
+        f"Each token starts at h⁰ and every block adds a correction. {tokens[-1]}'s vector has length "
+        f"{norms[0, -1]:.3f} at the start and {norms[-1, -1]:.3f} at the end; the largest change over the pass is "
+        f"{tokens[int(np.argmax(np.abs(grow)))]}'s. The 2-D view keeps {share.sum():.0%} of the spread; a circle marks "
+        "the start, a triangle the end.",
+        f"The {link('residual-stream')} is the spine of the model: all the 'thinking' is a sequence of additions to "
+        "these vectors, so watching them move shows where the work happens.",
+    )
+    lens_labels, lens = lens_probabilities(model, trace)
+    vocab = list(model.vocabulary)
+    _matrix(
+        lens,
+        title=f"logit lens: what the model would predict after '{_fmt(tokens)}' if it stopped here",
+        rows=lens_labels,
+        columns=vocab,
+        key="tr-lens",
+        alt="Logit lens",
+        signed=False,
+    )
+    best = np.argmax(lens, axis=1)
+    explain(
+        "Reading the last token's vector through the final LayerNorm and Eᵀ after each block: "
+        + "; ".join(
+            f"{label} → {vocab[k]} {lens[i, k]:.3f}" for i, (label, k) in enumerate(zip(lens_labels, best, strict=True))
+        )
+        + ".",
+        "The logit lens shows when the answer forms inside the model; the last line is the model's real output.",
+    )
+
+
+def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """§6's copula probe side by side (cat is / mat is / dog was / floor was) and all 16 copula types."""
+    vocab = list(model.vocabulary)
+    probes = [copula_probe(model, prompt) for prompt in COPULA_PROBES]
+    adjectives = [word for pair in (probes[0].adjectives, probes[1].adjectives) for word in pair]
+    for probe, column in zip(probes, st.columns(len(probes)), strict=True):
+        shown = [*adjectives, probe.top[-1].token] if probe.top[-1].token not in adjectives else adjectives
+        values = [float(probe.probs[vocab.index(word)]) for word in shown]
+        with column:
+            fig = bars(
+                shown,
+                values,
+                title=f"{_fmt(probe.prompt[1:])} …  (class mass {probe.class_mass:.3f})",
+                highlight=[word in probe.adjectives for word in shown],
+                y_range=(0, 1.15),
+                height=320,
+            )
+            chart(fig, key=f"tr-cop-{probe.prompt[-2]}", alt=f"Next-token probabilities after {_fmt(probe.prompt)}")
+            download_matrix(
+                probe.probs[None], ["probability"], vocab, name="distribution", key=f"tr-cop-{probe.prompt[-2]}"
+            )
+    explain(
+        "After a copula the next word must be an adjective of the subject's class: "
+        + "; ".join(
+            f"'{_fmt(p.prompt[1:])}' puts {p.class_mass:.3f} on {' + '.join(p.adjectives)} (a {p.subject_class})"
+            for p in probes
+        )
+        + ". Blue bars are the subject's class.",
+        "The deciding word is the noun one place back, never the copula itself: only attention can carry it there. "
+        "Swapping cat for mat swaps the answer, which is the primer's evidence that the model uses context.",
+    )
+    rows = copula_table(model)
+    frame = pd.DataFrame(
+        {
+            "sentence type": [r.sentence for r in rows],
+            "held out of training": ["held out" if r.held_out else "" for r in rows],
+            "top prediction after is/was": [r.top for r in rows],
+            "its probability": [round(r.top_probability, 3) for r in rows],
+            "right class": ["yes" if r.right_class else "NO" for r in rows],
+            "class-adjective mass": [round(r.class_mass, 3) for r in rows],
+        }
+    )
+    st.markdown(f"**All {len(rows)} copula sentence types of the world**")
+    st.dataframe(frame, hide_index=True, key="tr-cop-table")
+    download_table(frame, name="copula types", key="tr-cop-table")
+    held = [r for r in rows if r.held_out]
+    masses = [r.class_mass for r in rows]
+    explain(
+        f"The model answers inside the right class on {sum(r.right_class for r in rows)} of {len(rows)} types, "
+        f"{sum(r.right_class for r in held)} of the {len(held)} held out of training included, with a class mass "
+        f"between {min(masses):.3f} and {max(masses):.3f}. Two types that differ only in the final adjective share "
+        "one row of numbers: the model sees the same prefix.",
+        "Held-out sentences are the test of a rule rather than a memory: the model never saw them and still answers "
+        "by the class of the noun.",
+    )
+
+
+def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """The training log (loss, rule accuracy) with the moment the copula rule appears, and the corpus."""
+    log = training_log(model)
+    steps = log["step"]
+    first, stays = rule_emergence(steps, log["rule_accuracy_held_out"])
+    marker = (first, f"copula rule first right on all held-out types (step {first})") if first is not None else None
+    a, b = st.columns(2)
+    with a:
+        fig = line_chart(
+            steps,
+            {"training loss": log["loss"]},
+            title="training loss (cross-entropy)",
+            x_title="step",
+            y_title="loss",
+            marker=marker,
+        )
+        chart(fig, key="tr-loss", alt="Training loss over steps")
+    with b:
+        series = {
+            "rule accuracy (held-out copula types)": log["rule_accuracy_held_out"],
+            "right class, all copula slots": log["copula_class_accuracy"],
+            "top-1, bigram slots": log["bigram_top1"],
+        }
+        fig = line_chart(
+            steps,
+            series,
+            title="what the model gets right",
+            x_title="step",
+            y_title="share",
+            marker=marker,
+            y_range=(-0.05, 1.1),
+        )
+        chart(fig, key="tr-acc", alt="Accuracies over steps")
+    download_table(pd.DataFrame(log).drop(columns="seed", errors="ignore"), name="training log", key="tr-log")
+    meta = model.metadata
+    explain(
+        f"Training ran {steps[-1]} steps (seed {meta.get('seed')}, {meta.get('training_seconds')} s on a CPU). "
+        f"The loss fell from {log['loss'][0]:.3f} to {log['loss'][-1]:.3f}; the held-out rule accuracy first "
+        f"reached 1 at step {first}"
+        + (f" and has stayed there since step {stays}." if stays is not None else ".")
+        + " It moves in fifths: five held-out types carry a copula.",
+        "The loss cannot fall to 0 because the world itself is uncertain (after 'the cat is', big and small are "
+        "both right). The rule appears early and abruptly, a pattern real models show at much larger scale.",
+    )
+    kinds = sentence_types()
+    frame = pd.DataFrame(
+        {
+            "#": [k.index for k in kinds],
+            "sentence type": [k.text for k in kinds],
+            "family": [k.family for k in kinds],
+            "held out of training": ["held out" if k.held_out else "" for k in kinds],
+        }
+    )
+    st.markdown(f"**The corpus: {len(kinds)} sentence types, {sum(k.held_out for k in kinds)} held out of training**")
+    st.dataframe(frame, hide_index=True, key="tr-corpus", height=300)
+    download_table(frame, name="corpus", key="tr-corpus")
+
+
+def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """The primer's printed §6 numbers (from assets/primer_section6.json) next to the same numbers for our model."""
+    primer = primer_section6()
+    vocab, labels = list(model.vocabulary), head_labels(model.config)
+    st.caption(f"Primer figures: {primer.source} {primer.note}")
+    prompt = tuple(primer.readout["prompt"])
+    ours_trace = cached_trace(prompt)
+    ours = top_k(ours_trace["hook_logits"][-1], vocab, 5)
+    theirs = primer.readout["top5"]
+    p_ours = float(ours_trace["hook_probs"][-1][vocab.index("on")])
+    a, b = st.columns(2)
+    with a:
+        st.markdown(f"**Top 5 after '{_fmt(prompt)}'**")
+        frame = pd.DataFrame(
+            {
+                "rank": [r["rank"] for r in theirs],
+                "primer: token": [r["token"] for r in theirs],
+                "primer: probability": [r["probability"] for r in theirs],
+                "ours: token": [r.token for r in ours],
+                "ours: probability": [round(r.probability, 3) for r in ours],
+            }
+        )
+        st.dataframe(frame, hide_index=True, key="tr-pvo-top5")
+        download_table(frame, name="top 5, primer vs ours", key="tr-pvo-top5")
+    with b:
+        st.markdown("**The copula probe**")
+        probe_rows = []
+        for row in primer.copula_probe["prompts"]:
+            mine = copula_probe(model, row["prompt"])
+            probe_rows.append(
+                {
+                    "prompt": _fmt(row["prompt"]),
+                    "primer": ", ".join(f"{t['token']} {t['probability']:.3f}" for t in row["top3"]),
+                    "ours": ", ".join(f"{t.token} {t.probability:.3f}" for t in mine.top),
+                }
+            )
+        probes = pd.DataFrame(probe_rows)
+        st.dataframe(probes, hide_index=True, key="tr-pvo-probe")
+        download_table(probes, name="copula probe, primer vs ours", key="tr-pvo-probe")
+    attention_prompt = tuple(primer.copula_query_attention["prompt"])
+    ours_att = query_attention(cached_trace(attention_prompt), model.config.n_layers)
+    keys = list(primer.copula_query_attention["keys"])
+    subject = keys.index("cat")
+    c, d = st.columns(2)
+    with c:
+        _matrix(
+            primer.query_attention,
+            title="primer: query 'is' reads …",
+            rows=labels,
+            columns=keys,
+            key="tr-pvo-att-primer",
+            alt="Primer attention of is",
+            signed=False,
+        )
+    with d:
+        _matrix(
+            ours_att,
+            title="ours: query 'is' reads …",
+            rows=labels,
+            columns=keys,
+            key="tr-pvo-att-ours",
+            alt="Our attention of is",
+            signed=False,
+        )
+    theirs_top, ours_top = (int(np.argmax(matrix[:, subject])) for matrix in (primer.query_attention, ours_att))
+    gamma, beta = model.params["ln_final.gamma"], model.params["ln_final.beta"]
+    ln = np.stack([primer.final_layernorm["gamma"], gamma, primer.final_layernorm["beta"], beta])
+    _matrix(
+        ln,
+        title="final LayerNorm γ and β",
+        rows=["primer γ", "ours γ", "primer β", "ours β"],
+        columns=_columns(model.config.d_model),
+        key="tr-pvo-ln",
+        alt="Final LayerNorm parameters, primer vs ours",
+    )
+    explain(
+        f"Same behaviour: both models put almost everything on 'on' after '{_fmt(prompt)}' (primer "
+        f"{primer.readout['p_on']:.3f}, ours {p_ours:.3f}) and answer the copula inside the subject's class. "
+        f"Different internals: the query 'is' reads 'cat' most in {labels[theirs_top]} "
+        f"({primer.query_attention[theirs_top, subject]:.3f}) in the primer's model and in "
+        f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our final γ runs "
+        f"{gamma.min():.3f}–{gamma.max():.3f}, the primer's {min(primer.final_layernorm['gamma']):.3f}–"
+        f"{max(primer.final_layernorm['gamma']):.3f}.",
+        "Two training runs of the same design on the same data learn the same behaviour but not the same internals: "
+        "which head does which job, and every individual weight, are accidents of the run. Judge a model by what it "
+        "does, and treat any one head's picture as one run's story.",
+    )
+
+
+def headline(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
+    """One line above the tabs: the prompt, the model's answer and the sizes."""
+    winner = top_k(trace["hook_logits"][-1], model.vocabulary, 1)[0]
+    st.markdown(
+        f"**{_fmt(tokens)}** → next token **{winner.token}** with probability **{winner.probability:.3f}** · "
+        f"T = {len(tokens)} tokens · {model.n_params} parameters"
+    )
+
+
+VIEWS = {
+    "Step by step": step_by_step,
+    "Four heads": four_heads,
+    "Residual stream": residual_spine,
+    "Copula probe": copula_view,
+    "How the weights came to be": training_view,
+    "Primer vs ours": primer_vs_ours,
+}

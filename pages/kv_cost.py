@@ -876,33 +876,32 @@ inventory_frame = pd.DataFrame(
     ]
 )
 total = param_count(config)
-anatomy = st.columns([3, 2])
-with anatomy[0]:
-    st.dataframe(inventory_frame, hide_index=True, width="stretch")
-    download_table(inventory_frame, name="weight inventory", key="kv-inventory")
-with anatomy[1]:
-    st.metric("Parameters computed from the config", f"{total:,}")
-    if config.published_params:
-        st.caption(
-            f"Published: {count(config.published_params)} "
-            f"({(total - config.published_params) / config.published_params:+.2%} difference)."
-        )
-    if config.is_moe:
-        st.caption(
-            f"Active per token: {count(active_param_count(config))}"
-            + (f" (published {count(config.published_active_params)})" if config.published_active_params else "")
-        )
-    st.metric("Rule of thumb 12 · L · d_model²", f"{kaplan_estimate(config):,}")
-    st.caption(
-        f"= {kaplan_estimate(config) / total:.0%} of the exact count (the rule leaves out embeddings"
-        f"{', assumes d_ff = 4·d_model' if config.d_ff != 4 * config.d_model else ''}"
-        f"{' and counts every expert as one MLP' if config.is_moe else ''})."
+st.dataframe(inventory_frame, hide_index=True, width="stretch")
+download_table(inventory_frame, name="weight inventory", key="kv-inventory")
+anatomy = st.columns(3)
+anatomy[0].metric("Parameters computed from the config", f"{total:,}")
+if config.published_params:
+    anatomy[0].caption(
+        f"Published: {count(config.published_params)} "
+        f"({(total - config.published_params) / config.published_params:+.2%} difference)."
     )
-    st.markdown(
-        f"{link('embedding')} and {link('unembedding')}: "
-        f"{'tied (one matrix)' if config.tied_embeddings else 'two separate matrices'}. Weights at "
-        f"{deployment.weight_bits}-bit: **{size(result.weights_bytes)}**."
+if config.is_moe:
+    anatomy[0].caption(
+        f"Active per token: {count(active_param_count(config))}"
+        + (f" (published {count(config.published_active_params)})" if config.published_active_params else "")
     )
+anatomy[1].metric("Rule of thumb 12 · L · d_model²", f"{kaplan_estimate(config):,}")
+anatomy[1].caption(
+    f"= {kaplan_estimate(config) / total:.0%} of the exact count. The rule counts 4·d_model² of attention and "
+    "8·d_model² of MLP per layer and no embeddings"
+    f"{'; every expert of a mixture adds its own MLP' if config.is_moe else ''}."
+)
+anatomy[2].metric(f"Weights at {deployment.weight_bits}-bit", gb(result.weights_bytes))
+anatomy[2].caption(f"= {kv.to_gib(result.weights_bytes):,.2f} GiB")
+st.markdown(
+    f"{link('embedding')} and {link('unembedding')}: "
+    f"{'tied, one matrix serves both' if config.tied_embeddings else 'two separate matrices'}."
+)
 shape_frame = pd.DataFrame([{"activation": a, "shape": s} for a, s, _ in activation_shapes(config, T)])
 st.markdown(f"**Activations at T = {T:,}** (recomputed every forward pass; only K and V are kept):")
 st.dataframe(shape_frame, hide_index=True, width="stretch")

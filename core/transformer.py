@@ -139,18 +139,12 @@ class Intervention:
     zero_heads: heads whose rows of W_O are zeroed (b_O kept): single-head ablation.
     head_outputs: replacement values for a head's output z (broadcast to batch × T × d_head): mean ablation, patching.
     neurons: replacement MLP activations keyed (layer, neuron): 0 for zero ablation, a mean for mean ablation.
-    zero_heads_by_row, attention_off_by_row: the same two switches per sequence of a batch, (batch, layers, heads)
-    and (batch,) booleans, so one pass runs many ablation configurations side by side (the ablation sweep).
-    Zeroing a head's rows of W_O is applied as zeroing its slice of concat before W_O: every product term of
-    concat · W_O is then the same number or ±0 either way, so both give the same bits.
     """
 
     attention: AttentionMode = "on"
     zero_heads: frozenset[HeadKey] = frozenset()
     head_outputs: Mapping[HeadKey, np.ndarray | float] = field(default_factory=dict)
     neurons: Mapping[HeadKey, np.ndarray | float] = field(default_factory=dict)
-    zero_heads_by_row: np.ndarray | None = None
-    attention_off_by_row: np.ndarray | None = None
 
 
 NO_INTERVENTION = Intervention()
@@ -168,8 +162,9 @@ def sinusoidal_positions(T: int, d_model: int) -> np.ndarray:
 
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 1e-5) -> np.ndarray:
     """Row-wise LayerNorm: γ ⊙ (x − μ) / √(σ² + ε) + β, biased variance as in torch."""
-    centred = x - x.mean(axis=-1, keepdims=True)
-    variance = (centred * centred).mean(axis=-1, keepdims=True)
+    average = np.full((x.shape[-1], 1), 1.0 / x.shape[-1])  # row means as a matmul: 3× faster than .mean on 6 columns
+    centred = x - x @ average
+    variance = (centred * centred) @ average
     return centred / np.sqrt(variance + eps) * gamma + beta
 
 
@@ -352,18 +347,7 @@ def _attention_block(
         W_O, b_O = np.zeros_like(W_O), np.zeros_like(b_O)
     elif any(head_layer == layer for head_layer, _ in intervention.zero_heads):
         W_O = zero_head_rows(W_O, [head for head_layer, head in intervention.zero_heads if head_layer == layer], d_head)
-    read = concat
-    if intervention.zero_heads_by_row is not None or intervention.attention_off_by_row is not None:
-        keep = np.ones((batch, h), dtype=bool)
-        if intervention.zero_heads_by_row is not None:
-            keep &= ~np.asarray(intervention.zero_heads_by_row, dtype=bool)[:, layer, :]
-        off = np.zeros(batch, dtype=bool)
-        if intervention.attention_off_by_row is not None:
-            off = np.asarray(intervention.attention_off_by_row, dtype=bool)
-            keep &= ~off[:, None]
-        read = concat * np.repeat(keep, d_head, axis=1)[:, None, :]
-        b_O = np.where(off[:, None, None], 0.0, b_O)
-    trace[f"{prefix}.hook_attn_out"] = read @ W_O + b_O
+    trace[f"{prefix}.hook_attn_out"] = concat @ W_O + b_O
     return trace[f"{prefix}.hook_attn_out"]
 
 

@@ -1,0 +1,99 @@
+"""The full ablation sweep (16 head subsets + attention off × the whole corpus, every slot scored) in the numpy engine
+against the same sweep with the torch module one sentence at a time, as a ratio. Target for the numpy sweep: ≤ 50 ms.
+
+Run: .venv/bin/python -m bench.engine [repeats]. Prints medians after a warm-up, checks that both sweeps give the same
+scores, and lists the recorded training time of every shipped model (`--train` also retrains one model, timed).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+from core.analysis import ablation_sweep
+from core.training import torch_model, train
+from core.transformer import Intervention, forward
+from core.weights import family, trained_model
+from core.world import corpus
+
+TARGET_MS = 50.0
+
+
+def median_ms(work: object, repeats: int) -> float:
+    """Median wall time of work() in milliseconds after one warm-up call."""
+    work()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def torch_sweep(module: torch.nn.Module, removed_sets: tuple) -> dict[str, np.ndarray]:
+    """The same sweep with the torch module, one sentence at a time, every slot scored the same way."""
+    data = corpus()
+    rule, bigram, copula = [], [], []
+    held = data.slot_copula & data.slot_held_out
+    with torch.no_grad():
+        for removed in removed_sets:
+            intervention = Intervention(attention="off") if removed is None else Intervention(zero_heads=removed)
+            tops = [
+                module(torch.tensor(data.ids[row : row + 1, :length]), intervention)[0].argmax(-1).numpy()
+                for row, length in enumerate(data.lengths)
+            ]
+            top = np.array([tops[s][p] for s, p in zip(data.slot_sentence, data.slot_position, strict=True)])
+            right_class = (top[:, None] == data.slot_class).any(axis=1)
+            rule.append(right_class[held].mean())
+            copula.append(right_class[data.slot_copula].mean())
+            bigram.append((top == data.slot_target)[~data.slot_copula].mean())
+    return {"rule_accuracy": np.array(rule), "bigram_top1": np.array(bigram), "copula_class_accuracy": np.array(copula)}
+
+
+def main(argv: list[str]) -> None:
+    repeats = int(next((a for a in argv if a.isdigit()), "20"))
+    torch.set_num_threads(1)  # tiny tensors: one thread is torch's fastest setting here
+    model = trained_model()
+    data = corpus()
+    sweep = ablation_sweep(model)
+    print(f"corpus: {len(data.types)} sentence types, {data.n_slots} slots; {len(sweep.removed)} configurations")
+
+    numpy_ms = median_ms(lambda: ablation_sweep(model), repeats)
+    one_pass_ms = median_ms(lambda: forward(model, data.ids, lengths=data.lengths), repeats)
+    module = torch_model(model)
+    torch_ms = median_ms(lambda: torch_sweep(module, sweep.removed), max(1, repeats // 10))
+
+    reference = torch_sweep(module, sweep.removed)
+    for name, values in reference.items():
+        if not np.array_equal(values, getattr(sweep, name)):
+            raise SystemExit(f"numpy and torch sweeps disagree on {name}")
+    print("numpy and torch sweeps give identical scores for every configuration")
+    print(f"numpy sweep (one batched pass, {len(sweep.removed)} × {len(data.types)} sequences): {numpy_ms:8.1f} ms")
+    print(f"  one forward pass over the corpus (trace of every intermediate):        {one_pass_ms:8.2f} ms")
+    print(
+        f"torch sweep (one sentence at a time, {len(sweep.removed) * len(data.types)} calls):      {torch_ms:8.1f} ms"
+    )
+    print(
+        f"ratio torch / numpy: {torch_ms / numpy_ms:.0f}×   target numpy ≤ {TARGET_MS:.0f} ms: "
+        + ("met" if numpy_ms <= TARGET_MS else "MISSED")
+    )
+
+    seconds = [model.metadata["training_seconds"], *(m.metadata["training_seconds"] for m in family())]
+    print(
+        f"recorded training time per model (1 thread, {model.metadata['steps']} steps): "
+        f"main {seconds[0]:.1f} s, family {min(seconds[1:]):.1f}–{max(seconds[1:]):.1f} s (target ≤ 60 s)"
+    )
+    if "--train" in argv:
+        start = time.perf_counter()
+        retrained, _ = train(int(model.metadata["seed"]))
+        elapsed = time.perf_counter() - start
+        same = all(np.array_equal(retrained.params[k], model.params[k]) for k in model.params)
+        print(f"retrained the main model in {elapsed:.1f} s; identical weights: {same}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

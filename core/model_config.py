@@ -290,8 +290,9 @@ def weight_inventory(config: ModelConfig) -> list[WeightRow]:
     return rows
 
 
+@cache
 def param_count(config: ModelConfig) -> int:
-    """Total parameters computed from the config (tied embeddings counted once)."""
+    """Total parameters computed from the config (tied embeddings counted once); cached, configs are immutable."""
     return sum(row.total for row in weight_inventory(config))
 
 

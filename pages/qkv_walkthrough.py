@@ -179,11 +179,11 @@ def matrix(
 ) -> None:
     """One heatmap with its shape, a one-line plain reading and a CSV download."""
     st.caption(f"{shape}. {reading}")
-    chart(
-        figures.heatmap(values, x=columns, y=rows, title=title, signed=signed, decimals=decimals),
-        key=f"qkv-{key}",
-        alt=f"{title}, {shape}",
-    )
+    fig = figures.heatmap(values, x=columns, y=rows, title=title, signed=signed, decimals=decimals)
+    # Title at the very top, the token labels of the top axis below it: small matrices must not overlap the two.
+    fig.update_layout(title={"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}, margin={"t": 78})
+    fig.update_layout(height=fig.layout.height + 28)
+    chart(fig, key=f"qkv-{key}", alt=f"{title}, {shape}")
     download_matrix(values, rows, columns, name=title.split(" =")[0], key=f"qkv-{key}")
 
 
@@ -525,10 +525,17 @@ def read_out() -> None:
         key="qkv-probs",
         alt="Bar chart of next-token probabilities, sorted, kept tokens in blue",
     )
-    top3 = ", ".join(f"'{words[i]}' {dist.final[i]:.0%}" for i in order[:3])
+    top3 = ", ".join(f"'{words[i]}' {dist.probs[i]:.0%}" for i in order[:3])
+    kept = int(dist.kept.sum())
+    filtered = (
+        f" Top-k / top-p keep {kept} of {len(words)} tokens (the rest drop to 0) and share 100% among them: "
+        + ", ".join(f"'{words[i]}' {dist.final[i]:.0%}" for i in order[: min(3, kept)])
+        + "."
+        if kept < len(words)
+        else f" All {len(words)} tokens can be drawn."
+    )
     explain(
-        f"At τ = {temperature:.2f}: {top3}. {int(dist.kept.sum())} of {len(words)} tokens can be drawn"
-        + (" (grey bars were filtered out by top-k / top-p)." if not dist.kept.all() else "."),
+        f"At τ = {temperature:.2f} the softmax gives {top3}." + filtered,
         "Temperature is a dial between repeatable and varied output: low τ makes the model say its favourite almost "
         "every time, high τ spreads the bets. Top-k and top-p cut off the long tail of unlikely words.",
     )
@@ -538,7 +545,8 @@ def read_out() -> None:
             "whatever the temperature."
         )
         return
-    seed = st.number_input(
+    c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
+    seed = c1.number_input(
         "Seed",
         0,
         10**6,
@@ -548,7 +556,7 @@ def read_out() -> None:
         bind="query-params",
         help="The same seed gives the same draws: a sampler is random but reproducible.",
     )
-    st.button("Sample the next token", key="qkv_sample_button", on_click=draw_once, type="primary")
+    c2.button("Sample the next token", key="qkv_sample_button", on_click=draw_once, type="primary")
     n = draw_count()
     if n:
         draws = sample(dist.final, int(seed), n)
@@ -650,7 +658,7 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
     rows = [f"{names[i]} · {'fresh' if i in step.fresh else 'reused'}" for i in range(step.cache_length)]
     d = X.shape[1]
     dims = [f"d{i + 1}" for i in range(d)]
-    cq, ck, cv = st.columns(3)
+    cq, cw = st.columns(2)
     with cq:
         matrix(
             step.q,
@@ -661,6 +669,7 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
             shape=shape_label(len(fresh), d, "new", "d_k"),
             reading="Computed for the new token(s) only, then discarded.",
         )
+    with cw:
         matrix(
             step.pattern,
             fresh,
@@ -671,6 +680,7 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
             signed=False,
             reading="The new query reads every cached key.",
         )
+    ck, cv = st.columns(2)
     with ck:
         matrix(
             step.k_cache,
@@ -709,13 +719,13 @@ def proof(model: Model, X: np.ndarray, run, chosen: int, step_names: list[str], 
         delta=f"{without / with_cache:.1f}× the work" if with_cache else None,
         delta_color="off",
     )
-    series = {
-        "with the KV cache": [s.multiply_adds for s in run.steps],
-        "recomputing from scratch": [s.multiply_adds_without_cache for s in run.steps],
-    }
+    series = [
+        ("with the KV cache", [s.multiply_adds for s in run.steps]),
+        ("recomputing from scratch", [s.multiply_adds_without_cache for s in run.steps]),
+    ]
     chart(
         figures.grouped_bars(
-            step_names, series, title="Multiply-adds per step", value_format=",d", y_title="multiply-adds"
+            step_names, series, title="Multiply-adds per step", value_format=",d", y_title="multiply-adds", y_range=None
         ),
         key="qkv-macs",
         alt="Grouped bars: multiply-adds per generation step with and without the cache",
@@ -757,9 +767,11 @@ def size_formula(model: Model, n_tokens: int) -> None:
     }
     shape = CacheShape(**values)
     st.latex(
-        rf"2 \cdot L \cdot T \cdot h \cdot d_k \cdot \text{{bytes}} = 2 \cdot {shape.L} \cdot {shape.T:,}"
-        rf" \cdot {shape.h} \cdot {shape.d_k} \cdot {shape.bytes_per_element} = {shape.bytes:,} \text{{ bytes}}"
-        rf" \approx {shape.bytes / 1e9:,.3g}\ \text{{GB}}".replace(",", r"{,}")
+        rf"\begin{{aligned}} \text{{KV cache}} &= 2 \cdot L \cdot T \cdot h \cdot d_k \cdot \text{{bytes}}"
+        rf" = 2 \cdot {shape.L} \cdot {shape.T:,} \cdot {shape.h} \cdot {shape.d_k} \cdot {shape.bytes_per_element} \\"
+        rf" &= {shape.bytes:,} \text{{ bytes}} \approx {shape.bytes / 1e9:,.3g}\ \text{{GB}} \end{{aligned}}".replace(
+            ",", r"{,}"
+        )
     )
     config = model.config
     toy = CacheShape(L=config.n_layers, T=n_tokens, h=config.n_heads, d_k=config.d_head, bytes_per_element=8)

@@ -223,6 +223,7 @@ def flow(
                 "hovertemplate": "%{target.label} takes %{customdata} from %{source.label}<extra></extra>",
             },
             valueformat=".3f",
+            textfont={"color": "#1f1f1f", "size": 13, "shadow": "none"},
         )
     )
     return _layout(fig, title, height)
@@ -280,4 +281,6 @@ def status_grid(
         )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category", side="top")
-    return _layout(fig, title, height or 110 + 34 * len(y))
+    _layout(fig, title, height or 130 + 34 * len(y))
+    fig.update_layout(title={"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}, margin={"t": 78})
+    return fig

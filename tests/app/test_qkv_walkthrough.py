@@ -240,7 +240,7 @@ def test_top_k_and_top_p_filter_the_bars():
     at.number_input(key="qkv_top_k").set_value(3).run()
     kept = {w for w, p in probabilities(at).items() if p > 0}
     assert kept == {"mat", "floor", "on"}
-    assert "3 of 20 tokens can be drawn" in text(at)
+    assert "keep 3 of 20 tokens" in text(at)
     at.number_input(key="qkv_top_k").set_value(0).run()
     at.slider(key="qkv_top_p").set_value(0.5).run()
     assert {w for w, p in probabilities(at).items() if p > 0} == {"mat", "floor"}

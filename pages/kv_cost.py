@@ -144,12 +144,8 @@ def apply_report(report: ParseReport, source: str) -> None:
 
 def on_upload() -> None:
     upload = st.session_state.get("kv_upload")
-    if upload is None:
-        return
-    if upload.size > 1_000_000:
-        apply_report(parse_config_text(b"x" * (upload.size)), upload.name)
-        return
-    apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
+    if upload is not None:  # parse_config_text refuses files over MAX_CONFIG_BYTES with their size
+        apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
 
 
 def on_paste() -> None:

@@ -254,3 +254,25 @@ def test_anatomy_shows_exact_counts_and_reference_points(at):
     references = next(frame.value for frame in at.dataframe if "exact parameters" in frame.value.columns)
     counts = dict(zip(references["model"], references["exact parameters"], strict=True))
     assert counts["Primer's tiny model (§6)"] == 736 and counts["GPT-2 small"] == 124_439_808
+
+
+def test_hostile_link_never_crashes_and_falls_back_to_the_primer():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update(
+        {
+            "context": "1e300",
+            "users": "NaN",
+            "model": "GPT-5",
+            "tp": "3",
+            "f_n_layers": "-4",
+            "price": "abc",
+            "compare": "Nope",
+            "util": "7",
+            "view": "Nothing",
+            "kv_dtype": "fp7",
+        }
+    )
+    app.run()
+    assert not app.exception
+    assert metrics(app)["KV per user"] == "17.18 GB"
+    assert app.number_input(key="context").value == 32768 and app.selectbox(key="tp").value == 1

@@ -276,3 +276,11 @@ def test_hostile_link_never_crashes_and_falls_back_to_the_primer():
     assert not app.exception
     assert metrics(app)["KV per user"] == "17.18 GB"
     assert app.number_input(key="context").value == 32768 and app.selectbox(key="tp").value == 1
+
+
+def test_link_to_a_custom_model_restores_its_fields():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"model": "Custom (fields below)", "f_n_layers": "40", "f_n_kv_heads": "8"})
+    app.run()
+    assert app.selectbox(key="model").value == "custom"
+    assert metrics(app)["KV per user"] == gb(2 * 40 * 32768 * 8 * 128 * 2)

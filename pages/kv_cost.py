@@ -408,14 +408,15 @@ def kv_context_figure(
 ) -> go.Figure:
     fig = go.Figure()
     _lines(fig, names, contexts, kv_gb, "GB")
-    for label, value in capacities.items():
+    for index, (label, value) in enumerate(sorted(capacities.items(), key=lambda item: item[1])):
+        left = index % 2 == 0  # alternate label ends so neighbouring sizes do not overprint
         fig.add_trace(
             go.Scatter(
                 x=[contexts[0], contexts[-1]],
                 y=[value, value],
                 mode="lines+text",
-                text=[label, ""],
-                textposition="top right",
+                text=[label, ""] if left else ["", label],
+                textposition="top right" if left else "top left",
                 showlegend=False,
                 textfont={"size": 11, "color": "#5d6d7e"},
                 line={"color": "#7f8c8d", "dash": "dot", "width": 1},
@@ -702,12 +703,18 @@ if tabs[1].open:
                 f"{gb(max(result.kv_budget_gpu, 0))} of the {gb(deployment.utilisation * gpu.memory_bytes)} budget: "
                 f"not enough for one user at {T:,} tokens (the bar runs past the red line)."
             )
-        rep = (
-            f" With {deployment.tp} GPUs and {config.n_kv_heads} KV heads each GPU holds {result.heads_per_gpu} "
-            f"head(s), so the cluster stores {result.replication:g} copies of the cache."
-            if result.replication > 1
-            else ""
-        )
+        if result.replication <= 1:
+            rep = ""
+        elif config.is_mla:
+            rep = (
+                f" The latent cannot be split by heads, so each of the {deployment.tp} GPUs holds all of it: the "
+                f"cluster stores {result.replication:g} copies of the cache."
+            )
+        else:
+            rep = (
+                f" With {deployment.tp} GPUs and only {config.n_kv_heads} KV heads each GPU holds "
+                f"{result.heads_per_gpu} head, so the cluster stores {result.replication:g} copies of the cache."
+            )
         explain(
             what
             + rep

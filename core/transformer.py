@@ -195,7 +195,7 @@ def erf(x: np.ndarray) -> np.ndarray:
     entry, so clamping |x| to 6 is exact."""
     x = np.asarray(x, dtype=np.float64)
     a = np.minimum(np.abs(x), _ERF_END)
-    index = np.rint(a * _ERF_STEP).astype(np.intp)
+    index = np.rint(np.nan_to_num(a) * _ERF_STEP).astype(np.intp)  # NaN reads row 0; its step keeps it NaN
     step = a - index * (1.0 / _ERF_STEP)
     coefficients = _ERF_TABLE_T[:, index]  # (terms, *x.shape), each term contiguous
     result = coefficients[-1]
@@ -354,6 +354,8 @@ def _attention_block(
 def logit_lens(model: Model, trace: Trace) -> dict[str, np.ndarray]:
     """The read-out (final LN, then U = Eᵀ) applied to the residual stream before the first block and after every
     attention and MLP block, keyed by hook name; the last entry is the model's own logits."""
+    if not (model.config.readout and model.config.layer_norm):
+        raise ValueError("the logit lens needs a model with a final LayerNorm and a read-out")
     names = ["blocks.0.hook_resid_pre"]
     for layer in range(model.config.n_layers):
         names += [f"blocks.{layer}.hook_resid_mid", f"blocks.{layer}.hook_resid_post"]

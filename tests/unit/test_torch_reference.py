@@ -115,3 +115,4 @@ def test_erf_matches_math_erf_to_a_few_ulps():
     reference = np.array([math.erf(v) for v in x])
     assert np.abs(erf(x) - reference).max() <= 4e-16
     assert erf(np.array([np.inf]))[0] == 1.0 and erf(np.array([0.0]))[0] == 0.0
+    assert np.isnan(erf(np.array([np.nan, 1.0])))[0] and np.isnan(gelu(np.array([np.nan])))[0]

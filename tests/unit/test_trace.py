@@ -5,7 +5,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.transformer import PRIMER_CONFIG, Intervention, forward, logit_lens, parameter_shapes, random_model
+from core.transformer import (
+    PRIMER_CONFIG,
+    Intervention,
+    forward,
+    hand_model,
+    logit_lens,
+    parameter_shapes,
+    random_model,
+)
 from core.weights import trained_model
 from core.world import corpus
 
@@ -162,3 +170,6 @@ def test_logit_lens_ends_at_the_models_logits(model):
     assert np.array_equal(lens["blocks.1.hook_resid_post"], trace["hook_logits"])
     assert all(value.shape == (4, 20) for value in lens.values())
     assert not np.allclose(lens["blocks.0.hook_resid_pre"], trace["hook_logits"])
+    hand = hand_model()
+    with pytest.raises(ValueError, match="logit lens"):
+        logit_lens(hand, forward(hand, hand.token_ids))

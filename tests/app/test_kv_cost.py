@@ -284,3 +284,13 @@ def test_link_to_a_custom_model_restores_its_fields():
     app.run()
     assert app.selectbox(key="model").value == "custom"
     assert metrics(app)["KV per user"] == gb(2 * 40 * 32768 * 8 * 128 * 2)
+
+
+@pytest.mark.parametrize(
+    ("model", "tp", "copies"), [("Llama-3.1-8B", "16", "2 copies"), ("DeepSeek-V3", "8", "8 copies")]
+)
+def test_replication_is_shown_when_gpus_outnumber_kv_heads(model, tp, copies):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"model": model, "tp": tp, "view": "Memory per GPU", "gpu": "H200 SXM"})
+    app.run()
+    assert f"the cluster stores {copies} of the cache" in explained(app)

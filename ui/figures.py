@@ -284,3 +284,193 @@ def status_grid(
     _layout(fig, title, height or 130 + 34 * len(y))
     fig.update_layout(title={"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}, margin={"t": 78})
     return fig
+
+
+def grouped_bars(
+    categories: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float]]],
+    *,
+    title: str,
+    markers: Sequence[tuple[str, Sequence[float]]] = (),
+    value_format: str = ".2f",
+    y_title: str = "",
+    y_range: tuple[float, float] | None = (0.0, 1.1),
+    height: int = 360,
+) -> go.Figure:
+    """Side-by-side bars per category (one colour per series, values printed), with optional reference markers
+    (e.g. a publication's printed values; NaN where it printed none) drawn over the matching bars."""
+    palette = ["#1f5f99", "#d9822b", "#4d8f3a", "#7b4f9d"]
+    data: list[dict] = [
+        {
+            "type": "bar",
+            "name": name,
+            "x": list(categories),
+            "y": list(values),
+            "marker": {"color": palette[i % len(palette)]},
+            "text": [format(v, value_format) for v in values],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "offsetgroup": str(i),
+            "hovertemplate": f"%{{x}}<br>{name}: %{{y:{value_format}}}<extra></extra>",
+        }
+        for i, (name, values) in enumerate(series)
+    ]
+    for i, (name, values) in enumerate(markers):
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": name,
+                "x": list(categories),
+                "y": [None if v is None or not np.isfinite(v) else v for v in values],
+                "offsetgroup": str(i),
+                "marker": {"symbol": "diamond-open", "size": 13, "color": "#1f1f1f", "line": {"width": 2}},
+                "hovertemplate": f"%{{x}}<br>{name}: %{{y:{value_format}}}<extra></extra>",
+            }
+        )
+    layout = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        "height": height,
+        "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
+        "font": FONT,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "barmode": "group",
+        "scattermode": "group",
+        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "xaxis": {"type": "category"},
+        "yaxis": {"title": y_title, "range": list(y_range) if y_range else None},
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def paired_bars(
+    labels: Sequence[str],
+    left: tuple[str, Sequence[float]],
+    right: Sequence[tuple[str, Sequence[float]]],
+    *,
+    title: str,
+    left_title: str,
+    right_title: str,
+    highlight: Sequence[bool] | None = None,
+    value_format: str = ".2f",
+    height: int = 340,
+) -> go.Figure:
+    """Two horizontal bar panels sharing one row per label: a quantity on the left (e.g. what a head looks at) next
+    to one or more on the right (e.g. what breaks without it). Highlighted rows' labels are bold."""
+    rows = [f"<b>{label}</b>" if highlight and highlight[i] else label for i, label in enumerate(labels)]
+    palette = ["#b35900", "#a9b4c2", "#4d8f3a"]
+    name, values = left
+    data: list[dict] = [
+        {
+            "type": "bar",
+            "orientation": "h",
+            "name": name,
+            "y": rows,
+            "x": list(values),
+            "marker": {"color": "#1f5f99"},
+            "text": [format(v, value_format) for v in values],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "xaxis": "x",
+            "yaxis": "y",
+            "hovertemplate": f"%{{y}}<br>{name}: %{{x:{value_format}}}<extra></extra>",
+        }
+    ]
+    for i, (series_name, series) in enumerate(right):
+        data.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "name": series_name,
+                "y": rows,
+                "x": list(series),
+                "marker": {"color": palette[i % len(palette)]},
+                "text": [format(v, value_format) for v in series],
+                "textposition": "outside",
+                "cliponaxis": False,
+                "xaxis": "x2",
+                "yaxis": "y2",
+                "hovertemplate": f"%{{y}}<br>{series_name}: %{{x:{value_format}}}<extra></extra>",
+            }
+        )
+    category = {"type": "category", "autorange": "reversed"}
+    layout = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        "height": height,
+        "margin": {"l": 10, "r": 30, "t": 110, "b": 10},
+        "font": FONT,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "barmode": "group",
+        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0.55},
+        "xaxis": {"domain": [0.0, 0.42], "range": [0, 1.15], "title": left_title},
+        "xaxis2": {"domain": [0.55, 1.0], "range": [0, 1.15], "title": right_title, "anchor": "y2"},
+        "yaxis": {**category, "anchor": "x"},
+        "yaxis2": {**category, "anchor": "x2", "showticklabels": False},
+    }
+    return go.Figure(data=data, layout=layout)
+
+
+def bar_panels(
+    panels: Sequence[tuple[str, Sequence[str], Sequence[float], Sequence[bool]]],
+    *,
+    title: str,
+    columns: int = 3,
+    y_range: tuple[float, float] = (0.0, 1.25),
+    value_format: str = ".1f",
+    panel_height: int = 190,
+) -> go.Figure:
+    """Small multiples: one small bar chart per panel (subtitle, labels, values, highlight), in a grid with shared
+    scales, built in one constructor call. Highlighted bars in the primary colour, the rest grey."""
+    rows_n = -(-len(panels) // columns)
+    gap_x, gap_y = 0.05, 0.3 / max(rows_n, 1)
+    width = (1 - gap_x * (columns - 1)) / columns
+    cell = (1 - gap_y * (rows_n - 1)) / rows_n
+    data: list[dict] = []
+    layout: dict = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
+        "height": 70 + panel_height * rows_n,
+        "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
+        "font": FONT,
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "showlegend": False,
+        "annotations": [],
+    }
+    for index, (subtitle, labels, values, highlight) in enumerate(panels):
+        row, column = divmod(index, columns)
+        suffix = str(index + 1) if index else ""
+        left, top = column * (width + gap_x), 1 - row * (cell + gap_y)
+        data.append(
+            {
+                "type": "bar",
+                "x": list(labels),
+                "y": list(values),
+                "marker": {"color": ["#1f5f99" if h else "#a9b4c2" for h in highlight]},
+                "text": [format(v, value_format) for v in values],
+                "textposition": "outside",
+                "cliponaxis": False,
+                "xaxis": f"x{suffix}",
+                "yaxis": f"y{suffix}",
+                "hovertemplate": f"{subtitle}<br>%{{x}}: %{{y:{value_format}}}<extra></extra>",
+            }
+        )
+        layout[f"xaxis{suffix}"] = {"domain": [left, left + width], "anchor": f"y{suffix}", "type": "category"}
+        layout[f"yaxis{suffix}"] = {
+            "domain": [top - cell, top],
+            "anchor": f"x{suffix}",
+            "range": list(y_range),
+            "showticklabels": column == 0,
+        }
+        layout["annotations"].append(
+            {
+                "text": subtitle,
+                "x": left + width / 2,
+                "y": top,
+                "xref": "paper",
+                "yref": "paper",
+                "yanchor": "bottom",
+                "xanchor": "center",
+                "showarrow": False,
+                "font": {"size": 13},
+            }
+        )
+    return go.Figure(data=data, layout=layout)

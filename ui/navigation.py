@@ -28,7 +28,7 @@ class PageSpec:
     @property
     def url_path(self) -> str:
         """The page's address below the app's root ('' for the overview)."""
-        return "" if self.script == "app.py" else Path(self.script).stem
+        return "" if self.script == HOME_SCRIPT else Path(self.script).stem
 
     @property
     def path(self) -> Path:
@@ -36,8 +36,10 @@ class PageSpec:
         return ROOT / self.script
 
 
+HOME_SCRIPT = "pages/overview.py"
+
 HOME = PageSpec(
-    script="app.py",
+    script=HOME_SCRIPT,
     title="Overview",
     icon=":material/home:",
     summary="The story of the primer and a map of the dashboard.",
@@ -65,6 +67,14 @@ PAGES: tuple[PageSpec, ...] = (
         icon=":material/account_tree:",
         summary="One prompt through the trained 736-parameter model: every matrix, every shape, any prompt.",
         landmark="Two layers, every matrix",
+    ),
+    PageSpec(
+        script="pages/ablation_lab.py",
+        title="Ablation lab",
+        icon=":material/science:",
+        summary="Primer Appendix A as an experiment bench: switch heads off, see what breaks, and why a heatmap is "
+        "not evidence.",
+        landmark="Switch attention off and see what breaks",
     ),
     PageSpec(
         script="pages/kv_cost.py",

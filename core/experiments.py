@@ -1,0 +1,484 @@
+"""Appendix A as an experiment bench: the checks and tables core/analysis.py does not assemble itself.
+
+The identity checks (Method 1 vs Method 2, a head's W_O rows vs the engine's routine, the cat/mat swap), the prompt
+table, the 16-subset table with its best and worst, attention brightness against ablation damage, which heads carry
+the rule in a model, zero vs mean ablation, the neuron ablation summary and activation patching. Every measurement
+runs through core.transformer.forward and core.analysis; this module only chooses the runs and summarises them.
+The primer's printed Appendix A numbers are loaded from assets/primer_appendix_a.json, to be shown beside ours.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from core.analysis import (
+    Sweep,
+    head_label,
+    heads,
+    mean_ablation,
+    neuron_sweep,
+    patch_heads,
+    score_slots,
+    short_label,
+    subset_label,
+)
+from core.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
+from core.world import CLASS_ADJECTIVES, NOUN_CLASS, corpus
+
+ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_appendix_a.json"
+CAT: tuple[str, ...] = ("<BOS>", "the", "cat", "is")
+MAT: tuple[str, ...] = ("<BOS>", "the", "mat", "is")
+COPULA_PROMPTS: tuple[tuple[str, ...], ...] = tuple(
+    ("<BOS>", "the", noun, copula) for noun in ("cat", "dog", "mat", "floor") for copula in ("is", "was")
+)
+COLLAPSE = 0.2  # a head "switches the rule off" if at most one of the five held-out copula decisions survives
+ON, OFF = "on", "off (W_O = 0)"
+MAX_PROMPT_TOKENS = 12
+
+
+# ------------------------------------------------------------------------------------------------ configurations
+def configuration(removed: Iterable[HeadKey] = (), attention_off: bool = False) -> Intervention:
+    """The intervention for a bench setting: attention off (Method 2 in every layer) or the given heads zeroed."""
+    if attention_off:
+        return Intervention(attention="off")
+    removed = frozenset(removed)
+    return Intervention(zero_heads=removed) if removed else NO_INTERVENTION
+
+
+def configuration_label(removed: Iterable[HeadKey] = (), attention_off: bool = False) -> str:
+    """The primer's wording: 'on', 'off (W_O = 0)', 'on, layer 1 head 1 removed'."""
+    if attention_off:
+        return OFF
+    names = [head_label(h).replace(",", "") for h in sorted(removed)]
+    return ON if not names else f"on, {' and '.join(names)} removed"
+
+
+def sweep_index(sweep: Sweep, removed: Iterable[HeadKey] = (), attention_off: bool = False) -> int:
+    """Row of a sweep for a bench setting (attention off is the last row)."""
+    return sweep.removed.index(None if attention_off else frozenset(removed))
+
+
+def with_weights(model: Model, replacements: dict[str, np.ndarray]) -> Model:
+    """A copy of a model with some parameters replaced (fabricated weights, as Appendix A's Method 2)."""
+    return Model(
+        config=model.config,
+        params={**model.params, **replacements},
+        vocabulary=model.vocabulary,
+        prompt=model.prompt,
+        metadata=model.metadata,
+    )
+
+
+def attention_zeroed(model: Model) -> Model:
+    """Method 2 as weights: W_O = 0 and b_O = 0 in every layer, nothing else changed."""
+    zeros = {}
+    for layer in range(model.config.n_layers):
+        for name in ("W_O", "b_O"):
+            key = f"blocks.{layer}.attn.{name}"
+            zeros[key] = np.zeros_like(model.params[key])
+    return with_weights(model, zeros)
+
+
+def head_rows_zeroed(model: Model, head: HeadKey) -> Model:
+    """One head's rows of W_O set to 0 in the weights themselves (b_O kept)."""
+    key = f"blocks.{head[0]}.attn.W_O"
+    return with_weights(model, {key: zero_head_rows(model.params[key], [head[1]], model.config.d_head)})
+
+
+def parse_prompt(model: Model, text: str, max_tokens: int = MAX_PROMPT_TOKENS) -> tuple[str, ...]:
+    """A typed prompt as tokens, <BOS> first (added if missing); ValueError with a readable reason otherwise."""
+    words = str(text).split()
+    if words[:1] != ["<BOS>"]:
+        words.insert(0, "<BOS>")
+    if len(words) < 2:
+        raise ValueError("type at least one word after <BOS>, e.g. 'the cat is'")
+    if len(words) > max_tokens:
+        raise ValueError(f"the prompt has {len(words)} tokens; this bench takes at most {max_tokens}")
+    model.encode(words)  # raises ValueError naming the unknown words and the vocabulary
+    if any(w in ("<PAD>", "<BOS>") for w in words[1:]):
+        raise ValueError("<PAD> and <BOS> cannot appear inside a prompt")
+    return tuple(words)
+
+
+def query_attention(model: Model, words: Sequence[str]) -> np.ndarray:
+    """The last token's attention weights in every head, (layers·heads, T): what a vendor's heatmap shows."""
+    trace = forward(model, model.encode(words))
+    return np.stack([trace[f"blocks.{layer}.attn.hook_pattern"][head, -1] for layer, head in heads(model.config)])
+
+
+# ------------------------------------------------------------------------------------------------ identities
+@dataclass(frozen=True)
+class Check:
+    """One row of the primer's identity table: the largest |Δ| over the logits and whether every bit agrees."""
+
+    key: str
+    check: str
+    max_abs_delta: float
+    identical: bool
+
+    @property
+    def shown(self) -> str:
+        """As the primer prints it: '0 (identical to the last bit)' or the difference to 3 decimals."""
+        return "0 (identical to the last bit)" if self.identical else f"{self.max_abs_delta:.3f}"
+
+
+def _compare(key: str, check: str, a: np.ndarray, b: np.ndarray) -> Check:
+    return Check(key, check, float(np.max(np.abs(a - b))), bool(np.array_equal(a, b)))
+
+
+def _last_logits(model: Model, words: Sequence[str], intervention: Intervention = NO_INTERVENTION) -> np.ndarray:
+    return forward(model, model.encode(words), intervention=intervention)["hook_logits"][-1]
+
+
+def identity_checks(model: Model, prompt: Sequence[str] = CAT, swapped: Sequence[str] = MAT) -> tuple[Check, ...]:
+    """Appendix A's four checks on the last position's logits, plus Method 1 vs 2 on every position of the corpus."""
+    text, other = " ".join(prompt), " ".join(swapped)
+    deleted = Intervention(attention="deleted")
+    method2 = attention_zeroed(model)
+    head_pairs = [
+        (_last_logits(head_rows_zeroed(model, h), prompt), _last_logits(model, prompt, configuration([h])))
+        for h in heads(model.config)
+    ]
+    data = corpus()
+    whole = [
+        forward(m, data.ids, lengths=data.lengths, intervention=i)["hook_logits"]
+        for m, i in ((method2, NO_INTERVENTION), (model, deleted))
+    ]
+    return (
+        _compare(
+            "method2_vs_method1",
+            "Method 2 (W_O = 0, b_O = 0 in both layers) against Method 1 (attention blocks deleted)",
+            _last_logits(method2, prompt),
+            _last_logits(model, prompt, deleted),
+        ),
+        _compare(
+            "head_rows_vs_routine",
+            "one head's rows of W_O zeroed against the engine's own head-ablation routine (each of the 4 heads)",
+            np.stack([a for a, _ in head_pairs]),
+            np.stack([b for _, b in head_pairs]),
+        ),
+        _compare(
+            "swap_attention_off",
+            f"attention off: {text} against {other}",
+            _last_logits(model, prompt, configuration(attention_off=True)),
+            _last_logits(model, swapped, configuration(attention_off=True)),
+        ),
+        _compare(
+            "swap_attention_on",
+            "attention on: the same swap",
+            _last_logits(model, prompt),
+            _last_logits(model, swapped),
+        ),
+        _compare(
+            "method2_vs_method1_corpus",
+            f"Method 2 against Method 1 at every position of all {len(data.types)} sentence types",
+            whole[0][data.slot_sentence, data.slot_position],
+            whole[1][data.slot_sentence, data.slot_position],
+        ),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ prompt table
+@dataclass(frozen=True)
+class PromptRow:
+    """One row of the primer's prompt table (plus the surface adjectives' mass)."""
+
+    prompt: str
+    configuration: str
+    top_token: str
+    probability: float
+    p_big_small: float
+    p_red_blue: float
+
+
+def prompt_row(model: Model, words: Sequence[str], removed: Iterable[HeadKey] = (), off: bool = False) -> PromptRow:
+    """Top next token, its probability and the two classes' adjective mass after a prompt, under a setting."""
+    removed = tuple(removed)
+    probs = forward(model, model.encode(words), intervention=configuration(removed, off))["hook_probs"][-1]
+    top = int(np.argmax(probs))
+    mass = {c: float(sum(probs[model.vocabulary.index(a)] for a in adj)) for c, adj in CLASS_ADJECTIVES.items()}
+    return PromptRow(
+        prompt=" ".join(words),
+        configuration=configuration_label(removed, off),
+        top_token=model.vocabulary[top],
+        probability=float(probs[top]),
+        p_big_small=mass["animal"],
+        p_red_blue=mass["surface"],
+    )
+
+
+def prompt_table(model: Model, prompts: Sequence[Sequence[str]] = (CAT, MAT)) -> list[PromptRow]:
+    """Each prompt with attention on, off, and each single head removed (the primer prints five of these rows)."""
+    settings = [((), False), ((), True), *(((h,), False) for h in heads(model.config))]
+    return [prompt_row(model, words, removed, off) for removed, off in settings for words in prompts]
+
+
+# ------------------------------------------------------------------------------------------------ subset table
+def subset_table(sweep: Sweep) -> list[dict[str, object]]:
+    """The sweep's rows with 'best' and 'worst' marked among the 15 real ablations (not the trained model, not
+    attention off): best = least damage, ranked by rule accuracy, then copula class accuracy, then bigram top-1."""
+    rows = sweep.rows()
+    candidates = [i for i, r in enumerate(sweep.removed) if r]  # non-empty head subsets
+    rank = {i: (sweep.rule_accuracy[i], sweep.copula_class_accuracy[i], sweep.bigram_top1[i]) for i in candidates}
+    best, worst = max(candidates, key=rank.__getitem__), min(candidates, key=rank.__getitem__)
+    for i, row in enumerate(rows):
+        removed = sweep.removed[i]
+        row["heads removed (count)"] = len(heads_of(removed)) if removed is not None else "all (W_O = 0)"
+        row["marker"] = "best" if i == best else "worst" if i == worst else ""
+    return rows
+
+
+def heads_of(removed: frozenset[HeadKey] | None) -> tuple[HeadKey, ...]:
+    """The heads of a sweep configuration, sorted (none for 'attention off', which is not a head subset)."""
+    return tuple(sorted(removed or ()))
+
+
+# ------------------------------------------------------------------------------------------------ brightness vs damage
+@dataclass(frozen=True)
+class HeadEvidence:
+    """Per head, in reading order: how bright it looks (mean attention of the copula query on the subject noun in the
+    trained model, over the 16 copula slots) and what its single-head ablation breaks."""
+
+    heads: tuple[HeadKey, ...]
+    attention: np.ndarray
+    rule_accuracy: np.ndarray  # with that head removed
+    class_accuracy: np.ndarray
+    bigram_top1: np.ndarray
+    baseline_rule: float
+    baseline_class: float
+    baseline_bigram: float
+
+    @property
+    def rule_drop(self) -> np.ndarray:
+        """Fall in held-out rule accuracy when the head is removed."""
+        return self.baseline_rule - self.rule_accuracy
+
+    @property
+    def bigram_drop(self) -> np.ndarray:
+        """Collateral: fall in top-1 on the bigram slots when the head is removed."""
+        return self.baseline_bigram - self.bigram_top1
+
+    @property
+    def brightest(self) -> HeadKey:
+        """The head that puts most of the copula's attention on the subject noun."""
+        return self.heads[int(np.argmax(self.attention))]
+
+    @property
+    def load_bearing(self) -> HeadKey:
+        """The head whose removal hurts the rule most: rule accuracy, then class accuracy on the 16 copula slots."""
+        order = sorted(range(len(self.heads)), key=lambda i: (self.rule_accuracy[i], self.class_accuracy[i]))
+        return self.heads[order[0]]
+
+    @property
+    def brightest_is_load_bearing(self) -> bool:
+        """The question a vendor's heatmap invites: is the head that looks at the noun the one the rule rests on?"""
+        return self.brightest == self.load_bearing
+
+    @property
+    def dimmest(self) -> HeadKey:
+        """The head that attends least to the subject noun."""
+        return self.heads[int(np.argmin(self.attention))]
+
+    def index(self, head: HeadKey) -> int:
+        """Position of a head in the arrays."""
+        return self.heads.index(head)
+
+
+def head_evidence(sweep: Sweep) -> HeadEvidence:
+    """Brightness against single-head ablation damage, read off one sweep."""
+    every = tuple(sorted(frozenset().union(*(r for r in sweep.removed if r))))
+    rows = [sweep.removed.index(frozenset({h})) for h in every]
+    base = sweep.removed.index(frozenset())
+    return HeadEvidence(
+        heads=every,
+        attention=np.array([sweep.attention_on_subject[base][h] for h in every]),
+        rule_accuracy=sweep.rule_accuracy[rows],
+        class_accuracy=sweep.copula_class_accuracy[rows],
+        bigram_top1=sweep.bigram_top1[rows],
+        baseline_rule=float(sweep.rule_accuracy[base]),
+        baseline_class=float(sweep.copula_class_accuracy[base]),
+        baseline_bigram=float(sweep.bigram_top1[base]),
+    )
+
+
+# ------------------------------------------------------------------------------------------------ rule carriers
+@dataclass(frozen=True)
+class Carriers:
+    """Which single heads switch the rule off in one model (rule accuracy ≤ COLLAPSE once removed)."""
+
+    evidence: HeadEvidence
+    collapsing: tuple[HeadKey, ...]
+
+    @property
+    def verdict(self) -> str:
+        """'one head', 'several heads' or 'no single head'."""
+        return {0: "no single head", 1: "one head"}.get(len(self.collapsing), "several heads")
+
+    @property
+    def weakest_survivor(self) -> float:
+        """The lowest rule accuracy any single-head removal leaves (the largest single effect)."""
+        return float(self.evidence.rule_accuracy.min())
+
+
+def rule_carriers(sweep: Sweep) -> Carriers:
+    """Classify a model: does its copula rule rest on one head, on several, or on no single head?"""
+    evidence = head_evidence(sweep)
+    collapsing = tuple(h for h, acc in zip(evidence.heads, evidence.rule_accuracy, strict=True) if acc <= COLLAPSE)
+    return Carriers(evidence=evidence, collapsing=collapsing)
+
+
+# ------------------------------------------------------------------------------------------------ zero vs mean
+def zero_vs_mean(model: Model) -> list[dict[str, object]]:
+    """Each head (and all four) removed by zero ablation and by mean ablation: the primer's three measures both ways."""
+    every = heads(model.config)
+    rows = []
+    for removed in [*((h,) for h in every), every]:
+        zero = score_slots(model, intervention=configuration(removed))
+        mean = score_slots(model, intervention=mean_ablation(model, removed))
+        rows.append(
+            {
+                "heads removed": subset_label(frozenset(removed)),
+                "rule accuracy, zero": zero.rule_accuracy,
+                "rule accuracy, mean": mean.rule_accuracy,
+                "right class on copula slots, zero": zero.copula_class_accuracy,
+                "right class on copula slots, mean": mean.copula_class_accuracy,
+                "top-1 on bigram slots, zero": zero.bigram_top1,
+                "top-1 on bigram slots, mean": mean.bigram_top1,
+            }
+        )
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ neurons
+@dataclass(frozen=True)
+class NeuronReport:
+    """Every MLP neuron ablated alone; arrays are (layers, d_ff)."""
+
+    mode: str
+    rule_accuracy: np.ndarray
+    class_accuracy: np.ndarray
+    bigram_top1: np.ndarray
+    baseline_class: float
+    baseline_bigram: float
+
+    @property
+    def needed(self) -> list[tuple[int, int]]:
+        """Neurons whose ablation costs any copula decision, most damaging first."""
+        hit = [tuple(map(int, i)) for i in np.argwhere(self.class_accuracy < self.baseline_class)]
+        return sorted(hit, key=lambda i: (self.class_accuracy[i], i))
+
+
+def neuron_label(neuron: tuple[int, int]) -> str:
+    """'layer 1, neuron 3' (both counted from 1)."""
+    return f"layer {neuron[0] + 1}, neuron {neuron[1] + 1}"
+
+
+def neuron_report(model: Model, mode: str = "zero") -> NeuronReport:
+    """Which of the MLP neurons the copula rule needs, under zero or mean ablation."""
+    sweep = neuron_sweep(model, mode)
+    base = score_slots(model)
+    return NeuronReport(
+        mode=mode,
+        rule_accuracy=sweep["rule_accuracy"],
+        class_accuracy=sweep["copula_class_accuracy"],
+        bigram_top1=sweep["bigram_top1"],
+        baseline_class=base.copula_class_accuracy,
+        baseline_bigram=base.bigram_top1,
+    )
+
+
+# ------------------------------------------------------------------------------------------------ patching
+@dataclass(frozen=True)
+class PatchRow:
+    """Run the target prompt with some heads' outputs copied from the source prompt's run."""
+
+    patched: str
+    top_token: str
+    probability: float
+    p_source_class: float
+    p_target_class: float
+    flipped: bool
+
+
+def _subject_class(model: Model, words: Sequence[str]) -> tuple[str, ...]:
+    nouns = [w for w in words if w in NOUN_CLASS]
+    if not nouns:
+        raise ValueError(f"'{' '.join(words)}' has no subject noun")
+    return CLASS_ADJECTIVES[NOUN_CLASS[nouns[-1]]]
+
+
+def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[str] = CAT) -> list[PatchRow]:
+    """Activation patching, one head at a time, each layer's pair, then all four: does the answer cross to the
+    source subject's class? The first row is the clean target run."""
+    source_class, target_class = _subject_class(model, source), _subject_class(model, target)
+    if source_class == target_class:
+        raise ValueError("the source's subject must be of the other class, or no answer can flip")
+    every = heads(model.config)
+    layers = [tuple(h for h in every if h[0] == layer) for layer in range(model.config.n_layers)]
+    sets = [(), *((h,) for h in every), *layers, every]
+    ids_t, ids_s = model.encode(target), model.encode(source)
+    rows = []
+    for patched in sets:
+        probs = patch_heads(model, ids_t, ids_s, list(patched))[1]["hook_probs"][-1]
+        top = int(np.argmax(probs))
+        mass = [float(sum(probs[model.vocabulary.index(a)] for a in adj)) for adj in (source_class, target_class)]
+        rows.append(
+            PatchRow(
+                patched=" + ".join(short_label(h) for h in patched) or "nothing (clean run)",
+                top_token=model.vocabulary[top],
+                probability=float(probs[top]),
+                p_source_class=mass[0],
+                p_target_class=mass[1],
+                flipped=model.vocabulary[top] in source_class,
+            )
+        )
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------ the primer's tables
+@dataclass(frozen=True)
+class PrimerTables:
+    """The primer's printed Appendix A numbers (and §6's copula attention), heads counted from 0 like ours."""
+
+    identity: dict[str, dict]
+    prompt_rows: tuple[dict, ...]
+    single_head_rule: dict[frozenset[HeadKey], float]
+    collateral: dict[frozenset[HeadKey] | None, tuple[float, float]]
+    copula_attention: dict[HeadKey, tuple[float, ...]]
+    attention_keys: tuple[str, ...]
+    source: str
+
+    def brightest(self, token: str) -> HeadKey:
+        """The head whose copula query puts the most weight on a token in the primer's printed §6 table."""
+        column = self.attention_keys.index(token)
+        return max(self.copula_attention, key=lambda h: self.copula_attention[h][column])
+
+
+def _heads(rows: Iterable[Sequence[int]]) -> frozenset[HeadKey]:
+    return frozenset((layer - 1, head - 1) for layer, head in rows)
+
+
+@cache
+def primer_tables() -> PrimerTables:
+    """The asset assets/primer_appendix_a.json, keyed like the engine's sweep (None = attention off)."""
+    doc = json.loads(ASSET.read_text(encoding="utf-8"))
+    return PrimerTables(
+        identity={row["key"]: row for row in doc["identity_checks"]["rows"]},
+        prompt_rows=tuple(doc["prompt_table"]["rows"]),
+        single_head_rule={_heads(r["removed"]): r["rule_accuracy"] for r in doc["single_head_ablation"]["rows"]},
+        collateral={
+            None if r["attention_off"] else _heads(r["removed"]): (r["bigram_top1"], r["copula_class_accuracy"])
+            for r in doc["collateral_vs_targeted"]["rows"]
+        },
+        copula_attention={
+            (r["head"][0] - 1, r["head"][1] - 1): tuple(r["weights"]) for r in doc["copula_attention"]["rows"]
+        },
+        attention_keys=tuple(doc["copula_attention"]["keys"]),
+        source=doc["source"],
+    )

@@ -28,7 +28,7 @@ class PageSpec:
     @property
     def url_path(self) -> str:
         """The page's address below the app's root ('' for the overview)."""
-        return "" if self.script == "app.py" else Path(self.script).stem
+        return "" if self.script == HOME_SCRIPT else Path(self.script).stem
 
     @property
     def path(self) -> Path:
@@ -36,8 +36,10 @@ class PageSpec:
         return ROOT / self.script
 
 
+HOME_SCRIPT = "pages/overview.py"
+
 HOME = PageSpec(
-    script="app.py",
+    script=HOME_SCRIPT,
     title="Overview",
     icon=":material/home:",
     summary="The story of the primer and a map of the dashboard.",

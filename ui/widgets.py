@@ -10,12 +10,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.navigation import PageSpec
+from ui.shell import ensure_navigation
 
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 
 def setup_page(spec: PageSpec) -> None:
-    """Title and one-line summary of a page, identical in style everywhere."""
+    """Route a cold deep link through the app's navigation, then the page's title and one-line summary."""
+    ensure_navigation()
     st.title(spec.landmark)
     st.caption(spec.summary)
 

@@ -16,6 +16,9 @@ def test_cold_deep_link(cold_server, watch, spec):
     heading = watch.page.locator("h1").first.inner_text()
     assert spec.landmark in heading, f"deep link to /{spec.url_path} showed '{heading}' instead"
     assert watch.exceptions_on_screen() == 0
+    # The app's own navigation, not Streamlit's file-name fallback ("cnn vs head", "overview", …).
+    sidebar = watch.page.locator('[data-testid="stSidebarNav"]').inner_text()
+    assert [line.strip() for line in sidebar.splitlines() if line.strip()] == [s.title for s in ALL_PAGES]
     if spec in PAGES:
         charts = watch.page.locator(".js-plotly-plot")
         charts.first.wait_for(timeout=30_000)

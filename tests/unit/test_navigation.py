@@ -15,6 +15,7 @@ def test_every_registered_script_exists():
 def test_url_paths_are_unique_and_follow_file_stems():
     paths = [spec.url_path for spec in ALL]
     assert len(set(paths)) == len(paths)
+    assert HOME.url_path == ""
     for spec in [*PAGES, GLOSSARY]:
         assert spec.script.startswith("pages/") and spec.url_path == spec.path.stem
 

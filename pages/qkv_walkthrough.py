@@ -6,6 +6,7 @@ from itertools import permutations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
@@ -179,12 +180,33 @@ def matrix(
 ) -> None:
     """One heatmap with its shape, a one-line plain reading and a CSV download."""
     st.caption(f"{shape}. {reading}")
-    fig = figures.heatmap(values, x=columns, y=rows, title=title, signed=signed, decimals=decimals)
-    # Title at the very top, the token labels of the top axis below it: small matrices must not overlap the two.
-    fig.update_layout(title={"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}, margin={"t": 78})
-    fig.update_layout(height=fig.layout.height + 28)
+    fig = figure(
+        "heatmap", small(values), x=tuple(columns), y=tuple(rows), title=title, signed=signed, decimals=decimals
+    )
     chart(fig, key=f"qkv-{key}", alt=f"{title}, {shape}")
     download_matrix(values, rows, columns, name=title.split(" =")[0], key=f"qkv-{key}")
+
+
+def small(values: np.ndarray) -> tuple:
+    """A small matrix or vector as nested tuples: a cheap, exact cache key."""
+    return tuple(map(tuple, values.tolist())) if np.ndim(values) == 2 else tuple(np.asarray(values).tolist())
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def figure_spec(builder: str, data: tuple | None, options: tuple) -> dict:
+    """A ui.figures builder's output, built once per small input and kept as a plain dict (plotly's validation of
+    each update is most of a chart's cost)."""
+    kwargs = dict(options)
+    fig = getattr(figures, builder)(*([] if data is None else [np.array(data)]), **kwargs)
+    if builder == "heatmap":  # title at the very top, the top axis's token labels below it, never overlapping
+        title = {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}
+        fig.update_layout(title=title, margin={"t": 78}, height=fig.layout.height + 28)
+    return fig.to_dict()
+
+
+def figure(builder: str, data: tuple | None = None, **options: object) -> go.Figure:
+    """The cached figure for a builder and small, hashable arguments."""
+    return go.Figure(figure_spec(builder, data, tuple(options.items())))
 
 
 def quoted(tokens: list[str]) -> list[str]:
@@ -424,10 +446,11 @@ def weights_step(trace: Trace, model: Model, X: np.ndarray, tokens: list[str], s
     with right:
         st.markdown("**QK is the routing; V is the payload.**")
         chart(
-            figures.flow(
-                weights,
-                sources=[f"V of '{t}'" for t in tokens],
-                targets=[f"'{t}' reads" for t in tokens],
+            figure(
+                "flow",
+                small(weights),
+                sources=tuple(f"V of '{t}'" for t in tokens),
+                targets=tuple(f"'{t}' reads" for t in tokens),
                 title="Routing (widths = weights) carrying the payload (V rows)",
             ),
             key="qkv-flow",
@@ -514,10 +537,11 @@ def read_out() -> None:
     dist = next_token_distribution(EXAMPLE.illustrative_logits, temperature, top_k=int(top_k), top_p=top_p)
     order = dist.ranking
     chart(
-        figures.bars(
-            [words[i] for i in order],
-            [dist.final[i] for i in order],
-            highlight=[dist.kept[i] for i in order],
+        figure(
+            "bars",
+            labels=tuple(words[i] for i in order),
+            values=tuple(float(dist.final[i]) for i in order),
+            highlight=tuple(bool(dist.kept[i]) for i in order),
             title=f"Next-token probabilities after 'the cat sat' at τ = {temperature:.2f}",
             y_title="probability",
             y_range=(0, 1.08),
@@ -635,10 +659,11 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
     step = run.steps[chosen]
     step_names = ["prefill"] + [f"step {s}" for s in range(1, last_step + 1)]
     chart(
-        figures.status_grid(
-            run.status,
-            x=step_names,
-            y=names,
+        figure(
+            "status_grid",
+            small(run.status),
+            x=tuple(step_names),
+            y=tuple(names),
             labels=("", "reused", "fresh"),
             title="K and V cache rows at each step",
             highlight_column=chosen,
@@ -719,13 +744,19 @@ def proof(model: Model, X: np.ndarray, run, chosen: int, step_names: list[str], 
         delta=f"{without / with_cache:.1f}× the work" if with_cache else None,
         delta_color="off",
     )
-    series = [
-        ("with the KV cache", [s.multiply_adds for s in run.steps]),
-        ("recomputing from scratch", [s.multiply_adds_without_cache for s in run.steps]),
-    ]
+    series = (
+        ("with the KV cache", tuple(s.multiply_adds for s in run.steps)),
+        ("recomputing from scratch", tuple(s.multiply_adds_without_cache for s in run.steps)),
+    )
     chart(
-        figures.grouped_bars(
-            step_names, series, title="Multiply-adds per step", value_format=",d", y_title="multiply-adds", y_range=None
+        figure(
+            "grouped_bars",
+            categories=tuple(step_names),
+            series=series,
+            title="Multiply-adds per step",
+            value_format=",d",
+            y_title="multiply-adds",
+            y_range=None,
         ),
         key="qkv-macs",
         alt="Grouped bars: multiply-adds per generation step with and without the cache",

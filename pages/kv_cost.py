@@ -42,6 +42,7 @@ CUSTOM = "custom"
 DEFAULTS = kv.defaults()
 FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
+READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]
 
 FIELD_LABELS = {
@@ -879,7 +880,12 @@ inventory_frame = pd.DataFrame(
     ]
 )
 total = param_count(config)
-st.dataframe(inventory_frame, hide_index=True, width="stretch")
+st.dataframe(
+    inventory_frame,
+    hide_index=True,
+    width="stretch",
+    column_config={name: READABLE for name in ("parameters each", "total")},
+)
 download_table(inventory_frame, name="weight inventory", key="kv-inventory")
 anatomy = st.columns(3)
 anatomy[0].metric("Parameters computed from the config", f"{total:,}")
@@ -930,6 +936,7 @@ st.dataframe(
     ),
     hide_index=True,
     width="stretch",
+    column_config={name: READABLE for name in ("exact parameters", "12·L·d_model²")},
 )
 
 # ------------------------------------------------------------------- sources

@@ -24,6 +24,7 @@ HEADS = heads(MODEL.config)
 BY_SHORT = {short_label(h): h for h in HEADS}
 PRIMER = ex.primer_tables()
 PROMPTS = [" ".join(p) for p in ex.COPULA_PROMPTS] + ["<BOS> the cat sat", "<BOS> the big dog ran"]
+OWN = "Type your own…"
 PROMPT_STATE = "ablation_prompt"  # last valid prompt, kept when a typed one does not read
 TABS = [
     "① Both roads",
@@ -112,15 +113,25 @@ def primer_value(value: float | None, fmt: str = ".3f") -> str:
 
 
 # --------------------------------------------------------------------------------------------------- controls
-def resolve_prompt() -> tuple[str, ...]:
-    """The bench prompt: the selectbox's (typed prompts accepted), else the last valid one with an error shown."""
-    text = st.session_state.get("prompt") or PROMPTS[0]
-    try:
-        words = ex.parse_prompt(MODEL, text)
-    except ValueError as problem:
-        fallback = st.session_state.get(PROMPT_STATE, PROMPTS[0])
-        st.error(f"That prompt cannot be run: {problem}. Showing {q(fallback)} instead.")
-        return tuple(fallback.split())
+def resolve_prompt(choice: str) -> tuple[str, ...]:
+    """The bench prompt: a listed one, or the typed one if it reads, else the last valid one with an error shown."""
+    if choice != OWN:
+        words = tuple(choice.split())
+    else:
+        text = st.text_input(
+            "Your prompt",
+            value="the dog was",
+            key="prompt_text",
+            bind="query-params",
+            max_chars=120,
+            help="Words from the model's 20-token vocabulary, separated by spaces; <BOS> is added for you.",
+        )
+        try:
+            words = ex.parse_prompt(MODEL, text)
+        except ValueError as problem:
+            fallback = st.session_state.get(PROMPT_STATE, PROMPTS[0])
+            st.error(f"That prompt cannot be run: {problem}. Showing {q(fallback)} instead.")
+            return tuple(fallback.split())
     st.session_state[PROMPT_STATE] = " ".join(words)
     return words
 
@@ -146,15 +157,14 @@ def controls() -> tuple[tuple, bool, tuple[str, ...]]:
             help="Appendix A's Method 2: every attention block writes nothing, so no token can see another.",
         )
     with right:
-        st.selectbox(
+        choice = st.selectbox(
             "Prompt for the prediction",
-            PROMPTS,
+            [*PROMPTS, OWN],
             key="prompt",
             bind="query-params",
-            accept_new_options=True,
-            help="Pick a prompt or type your own from the model's 20-token vocabulary (<BOS> is added).",
+            help="Pick a prompt of the toy world, or type your own.",
         )
-        words = resolve_prompt()
+        words = resolve_prompt(choice or PROMPTS[0])
     removed = tuple(sorted(BY_SHORT[s] for s in chosen or [] if s in BY_SHORT))
     if off and removed:
         st.caption("Attention is off, so every head is silent and the head selection has no effect.")

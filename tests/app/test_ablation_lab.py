@@ -1,0 +1,288 @@
+"""The Ablation lab page in Streamlit's AppTest: the bench follows the head toggles, every tab shows the engine's
+numbers (read from the metrics, tables and figure data), the URL restores the scenario, bad prompts are refused."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core import experiments as ex
+from core.analysis import ablation_sweep, head_label, next_token_table
+from core.weights import trained_model
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "ablation_lab.py")
+MODEL = trained_model()
+SWEEP = ablation_sweep(MODEL)
+TABS = {
+    "roads": "① Both roads",
+    "prompts": "② Prompt table",
+    "subsets": "③ All 16 subsets",
+    "patterns": "④ Patterns can mislead",
+    "collateral": "⑤ Collateral vs targeted",
+    "beyond": "⑥ Beyond the primer",
+}
+SHORT = {"L1H1": (0, 0), "L1H2": (0, 1), "L2H1": (1, 0), "L2H2": (1, 1)}
+RULE, BIGRAM, CLASS = (
+    "Rule accuracy (the 5 held-out copula decisions)",
+    "Top-1 on the 432 bigram slots",
+    "Right class on the 16 copula slots",
+)
+
+
+def open_page(**params: str | list[str]) -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception[0].message if at.exception else ""
+    return at
+
+
+def url_heads(*short: str) -> list[str]:
+    """The head selection as the page writes it into the URL (the pills' readable labels)."""
+    return [head_label(SHORT[s]) for s in short]
+
+
+def metrics(at: AppTest) -> dict[str, tuple[str, str]]:
+    return {m.label: (m.value, m.delta) for m in at.metric}
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def values(data: object) -> np.ndarray:
+    """A plotly array from a figure's JSON: a plain list, or a typed array {'dtype', 'bdata' (base64)}."""
+    if isinstance(data, dict):
+        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).astype(np.float64)
+        return flat.reshape([int(n) for n in str(data["shape"]).split(",")]) if "shape" in data else flat
+    if data and isinstance(data[0], (list, dict)):
+        return np.array([values(row) for row in data])
+    return np.asarray([np.nan if v is None else v for v in data], dtype=np.float64)
+
+
+def explained(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown if m.value.startswith(("**What you see", "**Why it matters")))
+
+
+def expected_metrics(removed=(), off=False) -> dict[str, str]:
+    i = ex.sweep_index(SWEEP, removed, off)
+    return {
+        RULE: f"{SWEEP.rule_accuracy[i]:.2f}",
+        BIGRAM: f"{SWEEP.bigram_top1[i]:.2f}",
+        CLASS: f"{SWEEP.copula_class_accuracy[i]:.2f}",
+    }
+
+
+def shown_metrics(at: AppTest) -> dict[str, str]:
+    return {label: value for label, (value, _) in metrics(at).items() if label in (RULE, BIGRAM, CLASS)}
+
+
+def prediction(at: AppTest) -> str:
+    return next(value for label, (value, _) in metrics(at).items() if label.startswith("Next token after"))
+
+
+# --------------------------------------------------------------------------------------------------- bench
+def test_default_is_the_primers_example():
+    at = open_page()
+    assert at.pills(key="heads").value == ["L1H1"]
+    assert at.toggle(key="off").value is False
+    assert at.selectbox(key="prompt").value == "<BOS> the cat is"
+    assert shown_metrics(at) == expected_metrics([(0, 0)])
+    top = next_token_table(MODEL, ex.CAT, ex.configuration([(0, 0)]))[0]
+    assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
+    base = ex.sweep_index(SWEEP)
+    i = ex.sweep_index(SWEEP, [(0, 0)])
+    assert metrics(at)[RULE][1] == f"{SWEEP.rule_accuracy[i] - SWEEP.rule_accuracy[base]:+.2f}"
+    assert "With L1H1 removed" in explained(at)
+
+
+@pytest.mark.parametrize(
+    "chosen",
+    [[], ["L1H2"], ["L2H2"], ["L1H1", "L2H1"], ["L1H2", "L2H1", "L2H2"], ["L1H1", "L1H2", "L2H1", "L2H2"]],
+)
+def test_toggling_heads_changes_the_metrics(chosen):
+    at = open_page()
+    before = shown_metrics(at)
+    at.pills(key="heads").set_value(chosen).run()
+    assert not at.exception
+    removed = [SHORT[c] for c in chosen]
+    assert shown_metrics(at) == expected_metrics(removed)
+    if expected_metrics(removed) != expected_metrics([(0, 0)]):
+        assert shown_metrics(at) != before
+    top = next_token_table(MODEL, ex.CAT, ex.configuration(removed))[0]
+    assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
+
+
+def test_attention_off_overrides_the_head_selection():
+    at = open_page()
+    at.toggle(key="off").set_value(True).run()
+    assert shown_metrics(at) == expected_metrics(off=True)
+    assert any("head selection has no effect" in c.value for c in at.caption)
+    assert "With attention off" in explained(at)
+
+
+def test_the_url_restores_the_scenario():
+    at = open_page(heads=["layer 2, head 1", "layer 1, head 2"], prompt="<BOS> the floor was", view=TABS["subsets"])
+    assert sorted(at.pills(key="heads").value) == ["L1H2", "L2H1"]
+    assert shown_metrics(at) == expected_metrics([(0, 1), (1, 0)])
+    top = next_token_table(MODEL, ("<BOS>", "the", "floor", "was"), ex.configuration([(0, 1), (1, 0)]))[0]
+    assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
+    table = at.dataframe[0].value
+    assert table.loc[table["heads removed"] == "L1H2 + L2H1", "marker"].item().endswith("your setting")
+    assert shown_metrics(open_page(heads="", off="true")) == expected_metrics(off=True)
+    assert shown_metrics(open_page(heads="")) == expected_metrics()
+
+
+def test_a_typed_prompt_runs_and_a_bad_one_is_refused():
+    at = open_page()
+    at.selectbox(key="prompt").set_value("Type your own…").run()
+    at.text_input(key="prompt_text").set_value("the dog sat").run()
+    assert not at.exception and not at.error
+    top = next_token_table(MODEL, ("<BOS>", "the", "dog", "sat"), ex.configuration([(0, 0)]))[0]
+    assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
+    for bad in ("the cow is", "the " * 20, "<BOS>", "the <PAD> is"):
+        at.text_input(key="prompt_text").set_value(bad).run()
+        assert not at.exception
+        assert at.error and "cannot be run" in at.error[0].value
+        assert prediction(at) == f"{top[0]} · {top[1]:.2f}"  # the last valid prompt is kept
+
+
+def test_a_typed_prompt_comes_back_from_the_url():
+    at = open_page(prompt="Type your own…", prompt_text="the big cat")
+    top = next_token_table(MODEL, ("<BOS>", "the", "big", "cat"), ex.configuration([(0, 0)]))[0]
+    assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
+    assert not at.error
+    bad = open_page(prompt="Type your own…", prompt_text="the cow is")
+    assert bad.error and "'cow'" in bad.error[0].value
+    assert prediction(bad) == prediction(open_page())  # falls back to the default prompt
+
+
+# --------------------------------------------------------------------------------------------------- tabs
+def test_both_roads_shows_the_identities_beside_the_primer():
+    at = open_page(view=TABS["roads"])
+    table = at.dataframe[0].value
+    ours = table["max |Δ| over the 20 logits (ours, live)"].tolist()
+    checks = ex.identity_checks(MODEL)
+    assert ours == [c.shown for c in checks]
+    assert ours[0] == ours[1] == ours[2] == "0 (identical to the last bit)"
+    assert table["primer (printed)"].tolist()[:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
+    assert any(r"\text{Method 2:}" in element.value for element in at.latex)
+    assert any(b.label.startswith("Download identity checks") for b in at.download_button)
+
+
+def test_prompt_table_puts_the_primers_rows_beside_ours():
+    at = open_page(view=TABS["prompts"])
+    table = at.dataframe[0].value
+    assert len(table) == 12
+    row = table[(table["prompt"] == "<BOS> the cat is") & (table["attention"] == "on, layer 1 head 1 removed")]
+    assert row["primer: top token"].item() == "the" and row["primer: probability"].item() == "0.989"
+    mine = ex.prompt_row(MODEL, ex.CAT, [(0, 0)])
+    assert row["top token"].item() == mine.top_token and row["its probability"].item() == round(mine.probability, 3)
+    assert (table["primer: top token"] == "—").sum() == 12 - 5
+
+
+def test_subset_table_highlights_best_and_worst_and_follows_the_toggle():
+    at = open_page(view=TABS["subsets"], heads=url_heads("L2H2"))
+    table = at.dataframe[0].value
+    assert len(table) == 17
+    expected = ex.subset_table(SWEEP)
+    best = next(r["heads removed"] for r in expected if r["marker"] == "best")
+    worst = next(r["heads removed"] for r in expected if r["marker"] == "worst")
+    markers = dict(zip(table["heads removed"], table["marker"], strict=True))
+    assert markers[best].startswith("best") and markers[worst].startswith("worst")
+    assert "your setting" in markers["L2H2"]
+    np.testing.assert_array_equal(table["rule accuracy (held-out)"].to_numpy(), SWEEP.rule_accuracy)
+    at.pills(key="heads").set_value(["L1H1", "L2H2"]).run()
+    markers = dict(zip(at.dataframe[0].value["heads removed"], at.dataframe[0].value["marker"], strict=True))
+    assert "your setting" in markers["L1H1 + L2H2"] and "your setting" not in markers["L2H2"]
+
+
+def test_patterns_tab_puts_brightness_next_to_damage():
+    at = open_page(view=TABS["patterns"])
+    demo, paired = figures(at)
+    weights = ex.query_attention(MODEL, ex.CAT)
+    np.testing.assert_allclose(values(demo["data"][0]["z"]), weights)
+    evidence = ex.head_evidence(SWEEP)
+    np.testing.assert_allclose(values(paired["data"][0]["x"]), evidence.attention)
+    np.testing.assert_allclose(values(paired["data"][1]["x"]), evidence.rule_drop)
+    np.testing.assert_allclose(values(paired["data"][2]["x"]), evidence.bigram_drop)
+    verdict = "is" if evidence.brightest_is_load_bearing else "is not"
+    assert any(m.value == f"#### In our model the brightest head {verdict} the load-bearing one." for m in at.markdown)
+    assert head_label(evidence.brightest) in explained(at)
+
+
+def test_patterns_heatmap_follows_the_prompt():
+    at = open_page(view=TABS["patterns"], prompt="<BOS> the dog was")
+    demo = figures(at)[0]
+    assert demo["data"][0]["x"] == ["<BOS>", "the", "dog", "was"]
+    weights = ex.query_attention(MODEL, ("<BOS>", "the", "dog", "was"))
+    np.testing.assert_allclose(values(demo["data"][0]["z"]), weights)
+
+
+def test_collateral_tab_has_both_metrics_and_the_primers_markers():
+    at = open_page(view=TABS["collateral"], heads=url_heads("L1H1", "L2H1"))
+    fig = figures(at)[0]
+    categories = fig["data"][0]["x"]
+    assert categories == ["none", "L1H1", "L1H2", "L2H1", "L2H2", "L1H1 + L2H1", "attention off"]
+    index = [SWEEP.labels.index(c) for c in categories]
+    np.testing.assert_allclose(values(fig["data"][0]["y"]), SWEEP.bigram_top1[index])
+    np.testing.assert_allclose(values(fig["data"][1]["y"]), SWEEP.copula_class_accuracy[index])
+    primer_bigram = values(fig["data"][2]["y"])
+    np.testing.assert_allclose(primer_bigram[[0, 1, 2, 3, 4, 6]], [0.699, 0.417, 0.431, 0.662, 0.690, 0.250])
+    assert np.isnan(primer_bigram[5])  # the primer printed no pair
+    at.pills(key="heads").set_value(["L2H2"]).run()
+    assert figures(at)[0]["data"][0]["x"] == ["none", "L1H1", "L1H2", "L2H1", "L2H2", "attention off"]
+
+
+def test_beyond_zero_vs_mean():
+    at = open_page(view=TABS["beyond"], beyond="Zero vs mean ablation")
+    fig = figures(at)[0]
+    rows = ex.zero_vs_mean(MODEL)
+    np.testing.assert_allclose(values(fig["data"][1]["y"]), [r["right class on copula slots, mean"] for r in rows])
+    assert "zero" in explained(at)
+
+
+def test_beyond_neurons_zero_and_mean():
+    at = open_page(view=TABS["beyond"], beyond="MLP neurons")
+    zero = ex.neuron_report(MODEL, "zero")
+    z = values(figures(at)[0]["data"][0]["z"])
+    np.testing.assert_allclose(z, zero.class_accuracy)
+    assert ex.neuron_label(zero.needed[0]) in explained(at)
+    at.radio(key="neuron_mode").set_value("mean").run()
+    mean = ex.neuron_report(MODEL, "mean")
+    z = values(figures(at)[0]["data"][0]["z"])
+    np.testing.assert_allclose(z, mean.class_accuracy)
+
+
+def test_beyond_patching_and_a_same_class_pair():
+    at = open_page(view=TABS["beyond"], beyond="Activation patching")
+    table = at.dataframe[0].value
+    rows = ex.patching_table(MODEL, ex.MAT, ex.CAT)
+    assert table["answer flipped"].tolist() == ["yes" if r.flipped else "no" for r in rows]
+    np.testing.assert_allclose(values(figures(at)[0]["data"][0]["y"]), [r.p_source_class for r in rows])
+    at.selectbox(key="patch_source").set_value("<BOS> the floor is").run()
+    assert not at.exception and at.warning and "other class" in at.warning[0].value
+
+
+def test_beyond_family_small_multiples():
+    at = open_page(view=TABS["beyond"], beyond="Model family")
+    fig = figures(at)[0]
+    panels = [trace for trace in fig["data"] if trace["type"] == "bar"]
+    table = at.dataframe[0].value
+    assert len(panels) == len(table) >= 2
+    np.testing.assert_allclose(values(panels[0]["y"]), ex.head_evidence(SWEEP).rule_accuracy)
+    assert set(table["rule rests on"]) <= {"one head", "several heads", "no single head"}
+    assert "training runs" in fig["layout"]["title"]["text"]
+
+
+def test_every_tab_explains_itself_from_live_numbers():
+    for view in TABS.values():
+        at = open_page(view=view)
+        assert explained(at).count("**What you see") == 2, view  # the bench and the tab

@@ -1,0 +1,61 @@
+"""The 'QKV walkthrough' page in Chromium: a shared link restores section, temperature, step and an edited weight
+matrix; the reader's choices go into the URL and survive a visit to another page."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from ui.navigation import GLOSSARY, HOME, PAGES
+
+SPEC = next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py")
+DOUBLED_FIRST_ROW = "2,0,0,0,0;0,1,0,0,0;0,0,1,0,0;0,0,0,1,0;0,0,0,0,1"  # W_O with its first entry doubled
+
+
+@pytest.fixture
+def warm(server, watch):
+    """The shared server after the overview has been served once (app.py has built the navigation)."""
+    watch.open(server.url(HOME.url_path), HOME.landmark)
+    return server
+
+
+def selected_tab(watch) -> str:
+    return watch.page.get_by_role("tab", selected=True).first.inner_text()
+
+
+@pytest.mark.e2e
+def test_shared_link_restores_the_scenario(warm, watch):
+    query = {"qkv_section": "Read-out", "qkv_temp": "0.5", "qkv_step": "· W_O", "qkv_W_O": DOUBLED_FIRST_ROW}
+    watch.open(warm.url(f"{SPEC.url_path}?{urlencode(query)}"), SPEC.landmark)
+    assert selected_tab(watch) == "Read-out"
+    watch.page.get_by_text("At τ = 0.50 the softmax gives 'mat'", exact=False).first.wait_for(timeout=30_000)
+    watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    watch.screenshot("qkv-shared-link-readout")
+    watch.page.get_by_role("tab", name="Step by step").click()
+    watch.settle()
+    watch.page.get_by_text("Your W_O changes the write-back", exact=False).first.wait_for(timeout=30_000)
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_choices_go_into_the_url_and_survive_another_page(warm, watch):
+    watch.open(warm.url(SPEC.url_path), SPEC.landmark)
+    watch.page.get_by_role("tab", name="KV cache").click()
+    watch.settle()
+    watch.page.wait_for_function("() => window.location.search.includes('qkv_section=')", timeout=10_000)
+    assert parse_qs(urlparse(watch.page.url).query)["qkv_section"] == ["KV cache"]
+    watch.page.get_by_text("The cache is KV, not QKV.", exact=False).first.wait_for(timeout=30_000)
+    watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    watch.screenshot("qkv-kv-cache")
+    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
+    watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
+    watch.settle()
+    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
+    watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
+    watch.settle()
+    assert selected_tab(watch) == "KV cache"
+    watch.page.get_by_text("The cache is KV, not QKV.", exact=False).first.wait_for(timeout=30_000)
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

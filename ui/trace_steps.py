@@ -23,6 +23,8 @@ from core.trace_views import (
     BOS,
     COPULA_PROBES,
     MAX_TOKENS,
+    CopulaProbe,
+    CopulaRow,
     PromptError,
     all_heads,
     column_travel,
@@ -61,6 +63,24 @@ def cached_trace(tokens: tuple[str, ...]) -> Trace:
     return forward(model, model.encode(tokens))
 
 
+@st.cache_resource(max_entries=64)
+def _probe(prompt: tuple[str, ...]) -> CopulaProbe:
+    """The copula read-out of one prompt (computed once per server)."""
+    return copula_probe(trained_model(), prompt)
+
+
+@st.cache_resource
+def _copula_rows() -> list[CopulaRow]:
+    """All 16 copula types scored in one batched pass (computed once per server)."""
+    return copula_table(trained_model())
+
+
+@st.cache_resource
+def _training_log() -> dict[str, list]:
+    """The shipped model's training log, read once."""
+    return training_log(trained_model())
+
+
 @st.cache_resource
 def _presets() -> dict[str, str]:
     """Preset prompt -> its label: the primer's prompts first (from the primer asset), then the world's sentences."""
@@ -88,7 +108,7 @@ def _base_layout(title: str, height: int, **extra: object) -> dict:
         "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
-        "legend": {"orientation": "h", "y": -0.25, "x": 0},
+        "legend": {"orientation": "h", "y": -0.3, "x": 0, "yanchor": "top"},
         **extra,
     }
 
@@ -154,16 +174,52 @@ def line_chart(
         layout["annotations"] = [
             {
                 "x": marker[0],
-                "y": 1,
+                "y": 0.98,
                 "xref": "x",
                 "yref": "paper",
                 "text": marker[1],
                 "showarrow": False,
                 "xanchor": "left",
-                "yanchor": "bottom",
+                "yanchor": "top",
+                "xshift": 4,
+                "bgcolor": "rgba(255,255,255,0.85)",
                 "font": {"color": "#b35900"},
             }
         ]
+    return go.Figure({"data": data, "layout": layout})
+
+
+def grouped_bars(
+    labels: Sequence[str],
+    series: dict[str, Sequence[float]],
+    *,
+    title: str,
+    y_title: str = "",
+    y_range: tuple[float, float] | None = None,
+    height: int = 380,
+) -> go.Figure:
+    """Bars of several named series side by side per label, values printed on the bars."""
+    data = [
+        {
+            "type": "bar",
+            "x": list(labels),
+            "y": list(values),
+            "name": name,
+            "marker": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+            "text": [f"{v:.3f}" for v in values],
+            "textposition": "outside",
+            "cliponaxis": False,
+            "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        }
+        for i, (name, values) in enumerate(series.items())
+    ]
+    layout = _base_layout(
+        title,
+        height,
+        barmode="group",
+        xaxis={"type": "category"},
+        yaxis={"title": {"text": y_title}, **({"range": list(y_range)} if y_range else {})},
+    )
     return go.Figure({"data": data, "layout": layout})
 
 
@@ -227,16 +283,16 @@ def _use_preset() -> None:
 
 def prompt_builder(model: Model) -> tuple[str, ...]:
     """Prompt widgets; returns the tokens to trace (the last valid prompt when the current one is refused)."""
-    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    left, middle, right = st.columns([5, 4, 2], vertical_alignment="bottom")
     with left:
         st.text_input(
-            "Prompt (type words separated by spaces, or click tokens below)",
+            "Prompt: type words separated by spaces, or click tokens below",
             value=DEFAULT_PROMPT,
             key="trace_prompt",
             bind="query-params",
             help=tip("token"),
         )
-    with right:
+    with middle:
         presets = _presets()
         st.selectbox(
             "Or start from a preset",
@@ -247,8 +303,9 @@ def prompt_builder(model: Model) -> tuple[str, ...]:
             key="trace_preset",
             on_change=_use_preset,
         )
-    st.pills("Click a token to add it to the prompt", model.vocabulary, key="trace_add", on_change=_append_token)
-    st.button("Remove the last token", on_click=_remove_last, key="trace_pop", icon=":material/backspace:")
+    with right:
+        st.button("Remove last", on_click=_remove_last, key="trace_pop", icon=":material/backspace:", width="stretch")
+    st.pills("Add a token", model.vocabulary, key="trace_add", on_change=_append_token, label_visibility="collapsed")
     text = st.session_state.get("trace_prompt", DEFAULT_PROMPT)
     last_valid = st.session_state.get("trace_last_valid", tuple(DEFAULT_PROMPT.split()))
     try:
@@ -314,8 +371,24 @@ def _heatmap(
     matrix = np.frombuffer(data, dtype=np.float64).reshape(shape)
     label = " × ".join(str(n) for n in shape)
     fig = heatmap(matrix, x=columns, y=rows, title=f"{title}  ({label})", signed=signed)
-    fig.update_layout(margin={"t": 80}, height=fig.layout.height + 30)  # room for the title above the top axis
+    room = 80 if len(columns) <= 8 else 115  # room for the title above the top axis (labels rotate when many)
+    fig.update_layout(margin={"t": room}, height=fig.layout.height + room - 50)
     return block_lines(fig, column_breaks=column_breaks, row_breaks=row_breaks)
+
+
+def _panel(values: np.ndarray, title: str, rows: list[str], columns: list[str], key: str, **extra: object) -> dict:
+    """Keyword arguments of one _matrix call (alt text = title unless given)."""
+    return {"matrix": values, "title": title, "rows": rows, "columns": columns, "key": key, "alt": title, **extra}
+
+
+def _grid(panels: Sequence[dict], per_row: int = 2) -> None:
+    """Draw matrices per_row to a row (one per row once a matrix is wider or taller than 8, so cells stay legible)."""
+    if max(max(len(p["columns"]), len(p["rows"])) for p in panels) > 8:
+        per_row = 1
+    for start in range(0, len(panels), per_row):
+        for column, panel in zip(st.columns(per_row), panels[start : start + per_row], strict=False):
+            with column:
+                _matrix(**panel)
 
 
 def _did(text: str) -> None:
@@ -391,14 +464,13 @@ def _step_h0(v: View) -> None:
     pe, T, d = v.trace["hook_pos_embed"], len(v.tokens), v.model.config.d_model
     freq, travel = pair_frequencies(pe), column_travel(pe)
     _did(f"Added the fixed positional row to each embedding row: h⁰ = E[ids] + PE, still {T} × {d}.")
-    panels = (
-        (v.trace["hook_embed"], "E[ids]", "tr-E0"),
-        (pe, "PE (sinusoidal)", "tr-PE"),
-        (v.trace["blocks.0.hook_resid_pre"], "h⁰ = E[ids] + PE", "tr-h0"),
+    _grid(
+        [
+            _panel(v.trace["hook_embed"], "E[ids]", v.rows, v.cols, "tr-E0"),
+            _panel(pe, "PE (sinusoidal)", v.rows, v.cols, "tr-PE"),
+            _panel(v.trace["blocks.0.hook_resid_pre"], "h⁰ = E[ids] + PE", v.rows, v.cols, "tr-h0"),
+        ]
     )
-    for column, (values, title, key) in zip(st.columns(3), panels, strict=True):
-        with column:
-            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=key, alt=title)
     pairs = ", ".join(f"pair {i + 1} (columns {2 * i + 1}–{2 * i + 2}) turns {f:.3f} rad" for i, f in enumerate(freq))
     st.markdown(
         f"**How one vector carries both the word and its place.** Each column pair of PE is a sine and a cosine of "
@@ -424,18 +496,12 @@ def _step_norm(v: View, which: str) -> None:
     mean, std = row_moments(source)
     gamma, beta = p[f"{v.block}.{which}.gamma"], p[f"{v.block}.{which}.beta"]
     _did(f"Rescaled each row of {name} to mean 0 and spread 1, then applied {label}'s learned γ and β (layer {v.n}).")
-    a, b = st.columns(2)
-    with a:
-        _matrix(source, title=f"{name} (input)", rows=v.rows, columns=v.cols, key=f"tr-{which}-in", alt="input")
-    with b:
-        _matrix(normed, title=f"{label}({name})", rows=v.rows, columns=v.cols, key=f"tr-{which}-out", alt="output")
-    _matrix(
-        np.stack([gamma, beta]),
-        title=f"{label} γ (scale) and β (shift)",
-        rows=["γ", "β"],
-        columns=v.cols,
-        key=f"tr-{which}-gb",
-        alt="γ and β",
+    _grid(
+        [
+            _panel(source, f"{name} (input)", v.rows, v.cols, f"tr-{which}-in"),
+            _panel(normed, f"{label}({name})", v.rows, v.cols, f"tr-{which}-out"),
+            _panel(np.stack([gamma, beta]), f"{label} γ (scale) and β (shift)", ["γ", "β"], v.cols, f"tr-{which}-gb"),
+        ]
     )
     explain(
         f"Before the norm the rows' means ran from {mean.min():.3f} to {mean.max():.3f} and their spreads from "
@@ -476,17 +542,11 @@ def _step_heads(v: View) -> None:
     blocks = {name: head_blocks(v.trace, v.layer, name) for name in ("q", "k", "v")}
     for head in range(c.n_heads):
         st.markdown(f"**Head {head + 1}**")
-        for column, name in zip(st.columns(3), ("q", "k", "v"), strict=True):
-            with column:
-                title = f"{name.upper()}{head + 1}"
-                _matrix(
-                    blocks[name][head],
-                    title=title,
-                    rows=v.rows,
-                    columns=_columns(c.d_head, "d"),
-                    key=f"tr-{title}",
-                    alt=title,
-                )
+        panels = [
+            _panel(blocks[name][head], f"{name.upper()}{head + 1}", v.rows, _columns(c.d_head, "d"), f"tr-{name}{head}")
+            for name in ("q", "k", "v")
+        ]
+        _grid(panels, per_row=3)
     explain(
         f"Each head has its own {T} × {c.d_head} query, key and value: the per-head blocks of the shape table, cut "
         "from the matrices of the previous row.",
@@ -508,17 +568,14 @@ def _step_attention(v: View, which: str) -> None:
         _did("Blocked the future (−∞ above the diagonal), then softmax turned each row into weights that sum to 1.")
     for head in range(c.n_heads):
         st.markdown(f"**Head {head + 1}**")
-        for column, (values, title, signed) in zip(st.columns(2), pair, strict=True):
-            with column:
-                _matrix(
-                    values[head],
-                    title=f"{title}, head {head + 1}",
-                    rows=v.rows,
-                    columns=v.rows,
-                    key=f"tr-{which}-{title}-{head}",
-                    alt=title,
-                    signed=signed,
+        _grid(
+            [
+                _panel(
+                    values[head], f"{title}, head {head + 1}", v.rows, v.rows, f"tr-{which}-{i}-{head}", signed=signed
                 )
+                for i, (values, title, signed) in enumerate(pair)
+            ]
+        )
     focus = [int(np.argmax(pattern[h, -1])) for h in range(c.n_heads)]
     reads = " and ".join(f"{v.tokens[k]} in head {h + 1} ({pattern[h, -1, k]:.3f})" for h, k in enumerate(focus))
     explain(
@@ -533,10 +590,7 @@ def _step_z(v: View) -> None:
     c, T = v.model.config, len(v.tokens)
     z = head_blocks(v.trace, v.layer, "z")
     _did(f"Each head took a weighted average of its value rows: weights ({T} × {T}) · V ({T} × {c.d_head}).")
-    for head, column in enumerate(st.columns(c.n_heads)):
-        with column:
-            title = f"head {head + 1} output"
-            _matrix(z[head], title=title, rows=v.rows, columns=_columns(c.d_head, "d"), key=f"tr-z{head}", alt=title)
+    _grid([_panel(z[h], f"head {h + 1} output", v.rows, _columns(c.d_head, "d"), f"tr-z{h}") for h in range(c.n_heads)])
     lengths = " and ".join(f"{row_norms(z[h])[-1]:.3f} in head {h + 1}" for h in range(c.n_heads))
     explain(
         f"Each head's output for a token is a mix of the value rows it attended to; {v.tokens[-1]}'s row has length "
@@ -572,19 +626,12 @@ def _step_attn_out(v: View) -> None:
         f"Mixed the heads and mapped them back to the stream's width: concat · W_O "
         f"({W_O.shape[0]} × {W_O.shape[1]}) + b_O."
     )
-    a, b = st.columns(2)
-    with a:
-        _matrix(
-            W_O,
-            title="W_O",
-            rows=_head_columns(c.n_heads, c.d_head),
-            columns=v.cols,
-            key="tr-WO",
-            alt="W_O",
-            row_breaks=v.breaks,
-        )
-    with b:
-        _matrix(out, title="attn write-back", rows=v.rows, columns=v.cols, key="tr-attn", alt="attention write-back")
+    _grid(
+        [
+            _panel(W_O, "W_O", _head_columns(c.n_heads, c.d_head), v.cols, "tr-WO", row_breaks=v.breaks),
+            _panel(out, "attn write-back", v.rows, v.cols, "tr-attn"),
+        ]
+    )
     r, col, value = largest_entry(out)
     explain(
         f"W_O's top {c.d_head} rows read head 1, the bottom ones head 2 (the thick line). The largest write is "
@@ -610,9 +657,7 @@ def _step_add(v: View, which: str) -> None:
         )
     (before, x), (write, w), (after, y) = parts
     _did(f"Added the {w} write-back to the stream: {y} = {x} + {w}, still {T} × {d}.")
-    for column, (values, title) in zip(st.columns(3), parts, strict=True):
-        with column:
-            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=f"tr-{which}-{title}", alt=title)
+    _grid([_panel(values, title, v.rows, v.cols, f"tr-{which}-{i}") for i, (values, title) in enumerate(parts)])
     moved = ", ".join(f"{t} {m:.3f}" for t, m in zip(v.tokens, row_norms(write), strict=True))
     explain(
         f"The write-back moved each token's vector by {moved}; {v.tokens[-1]}'s vector went from length "
@@ -640,9 +685,9 @@ def _step_mlp(v: View, which: str) -> None:
             f"({c.d_ff} × {c.d_model}).",
         }[which]
     )
-    for column, (values, title, labels) in zip(st.columns(2), panels, strict=True):
-        with column:
-            _matrix(values, title=title, rows=v.rows, columns=labels, key=f"tr-{which}-{title}", alt=title)
+    _grid(
+        [_panel(values, title, v.rows, labels, f"tr-{which}-{i}") for i, (values, title, labels) in enumerate(panels)]
+    )
     lowest = np.unravel_index(int(np.argmin(pre)), pre.shape)
     explain(
         f"The width goes {c.d_model} → {c.d_ff} → {c.d_model} inside the block: {int((pre < 0).sum())} of the "
@@ -657,11 +702,12 @@ def _step_final(v: View) -> None:
     c, T = v.model.config, len(v.tokens)
     h0, h2 = v.trace["blocks.0.hook_resid_pre"], v.trace[f"blocks.{c.n_layers - 1}.hook_resid_post"]
     _did(f"Nothing new: after {c.n_layers} layers the stream is still {T} × {c.d_model}, the shape it started with.")
-    for column, (values, title) in zip(
-        st.columns(2), ((h0, "h⁰ (start)"), (h2, f"h⁽{c.n_layers}⁾ (end)")), strict=True
-    ):
-        with column:
-            _matrix(values, title=title, rows=v.rows, columns=v.cols, key=f"tr-final-{title}", alt=title)
+    _grid(
+        [
+            _panel(h0, "h⁰ (start)", v.rows, v.cols, "tr-final-h0"),
+            _panel(h2, f"h⁽{c.n_layers}⁾ (end)", v.rows, v.cols, "tr-final-h2"),
+        ]
+    )
     explain(
         f"Same shape, new contents: {v.tokens[-1]}'s vector went from length {row_norms(h0)[-1]:.3f} to "
         f"{row_norms(h2)[-1]:.3f} after {c.n_layers} rounds of read, transform, write.",
@@ -835,7 +881,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     with right:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""
-        st.subheader(f"{row.step}{where}: {row.operation}, shape {row.live}")
+        st.markdown(f"#### {row.step}{where}: {row.operation}, shape {row.live}")
         STEP_VIEWS[step](View(model, trace, tokens, layer))
 
 
@@ -843,20 +889,16 @@ def four_heads(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """The attention weights of all four heads side by side for the current prompt."""
     config, rows = model.config, _rows(tokens)
     labels = head_labels(config)
-    columns = st.columns(config.n_layers * config.n_heads)
-    for index, column in enumerate(columns):
-        layer, head = divmod(index, config.n_heads)
-        pattern = trace[f"blocks.{layer}.attn.hook_pattern"][head]
-        with column:
-            _matrix(
-                pattern,
-                title=labels[index],
-                rows=rows,
-                columns=rows,
-                key=f"tr-4h-{index}",
-                alt=f"Attention weights, {labels[index]}",
-                signed=False,
-            )
+    patterns = [
+        trace[f"blocks.{la}.attn.hook_pattern"][he] for la in range(config.n_layers) for he in range(config.n_heads)
+    ]
+    _grid(
+        [
+            _panel(pattern, labels[i], rows, rows, f"tr-4h-{i}", signed=False, alt=f"Attention weights, {labels[i]}")
+            for i, pattern in enumerate(patterns)
+        ],
+        per_row=2,
+    )
     last = query_attention(trace, config.n_layers)
     focus = np.argmax(last, axis=1)
     explain(
@@ -941,35 +983,27 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
 def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """§6's copula probe side by side (cat is / mat is / dog was / floor was) and all 16 copula types."""
     vocab = list(model.vocabulary)
-    probes = [copula_probe(model, prompt) for prompt in COPULA_PROBES]
+    probes = [_probe(prompt) for prompt in COPULA_PROBES]
     adjectives = [word for pair in (probes[0].adjectives, probes[1].adjectives) for word in pair]
-    for probe, column in zip(probes, st.columns(len(probes)), strict=True):
-        shown = [*adjectives, probe.top[-1].token] if probe.top[-1].token not in adjectives else adjectives
-        values = [float(probe.probs[vocab.index(word)]) for word in shown]
-        with column:
-            fig = bars(
-                shown,
-                values,
-                title=f"{_fmt(probe.prompt[1:])} …  (class mass {probe.class_mass:.3f})",
-                highlight=[word in probe.adjectives for word in shown],
-                y_range=(0, 1.15),
-                height=320,
-            )
-            chart(fig, key=f"tr-cop-{probe.prompt[-2]}", alt=f"Next-token probabilities after {_fmt(probe.prompt)}")
-            download_matrix(
-                probe.probs[None], ["probability"], vocab, name="distribution", key=f"tr-cop-{probe.prompt[-2]}"
-            )
+    labels = [f"{_fmt(p.prompt[1:])} …<br>class mass {p.class_mass:.3f}" for p in probes]
+    series = {word: [float(p.probs[vocab.index(word)]) for p in probes] for word in adjectives}
+    fig = grouped_bars(labels, series, title="next-word probability of each adjective", y_range=(0, 1.15), height=400)
+    chart(fig, key="tr-cop", alt="Probability of big, small, red and blue after four copula prompts")
+    download_matrix(
+        np.stack([p.probs for p in probes]), [_fmt(p.prompt) for p in probes], vocab, name="distributions", key="tr-cop"
+    )
     explain(
         "After a copula the next word must be an adjective of the subject's class: "
         + "; ".join(
-            f"'{_fmt(p.prompt[1:])}' puts {p.class_mass:.3f} on {' + '.join(p.adjectives)} (a {p.subject_class})"
+            f"'{_fmt(p.prompt[1:])}' puts {p.class_mass:.3f} on {' + '.join(p.adjectives)} "
+            f"({'an' if p.subject_class[0] in 'aeiou' else 'a'} {p.subject_class})"
             for p in probes
         )
-        + ". Blue bars are the subject's class.",
+        + ".",
         "The deciding word is the noun one place back, never the copula itself: only attention can carry it there. "
         "Swapping cat for mat swaps the answer, which is the primer's evidence that the model uses context.",
     )
-    rows = copula_table(model)
+    rows = _copula_rows()
     frame = pd.DataFrame(
         {
             "sentence type": [r.sentence for r in rows],
@@ -981,7 +1015,7 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         }
     )
     st.markdown(f"**All {len(rows)} copula sentence types of the world**")
-    st.dataframe(frame, hide_index=True, key="tr-cop-table")
+    st.dataframe(frame, hide_index=True, key="tr-cop-table", height=35 * (len(frame) + 1) + 3)
     download_table(frame, name="copula types", key="tr-cop-table")
     held = [r for r in rows if r.held_out]
     masses = [r.class_mass for r in rows]
@@ -997,7 +1031,7 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
 
 def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """The training log (loss, rule accuracy) with the moment the copula rule appears, and the corpus."""
-    log = training_log(model)
+    log = _training_log()
     steps = log["step"]
     first, stays = rule_emergence(steps, log["rule_accuracy_held_out"])
     marker = (first, f"copula rule first right on all held-out types (step {first})") if first is not None else None
@@ -1042,7 +1076,7 @@ def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     kinds = sentence_types()
     frame = pd.DataFrame(
         {
-            "#": [k.index for k in kinds],
+            "type": [k.index + 1 for k in kinds],
             "sentence type": [k.text for k in kinds],
             "family": [k.family for k in kinds],
             "held out of training": ["held out" if k.held_out else "" for k in kinds],
@@ -1063,60 +1097,52 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     ours = top_k(ours_trace["hook_logits"][-1], vocab, 5)
     theirs = primer.readout["top5"]
     p_ours = float(ours_trace["hook_probs"][-1][vocab.index("on")])
-    a, b = st.columns(2)
-    with a:
-        st.markdown(f"**Top 5 after '{_fmt(prompt)}'**")
-        frame = pd.DataFrame(
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(f"P(on | {_fmt(prompt[1:])}), primer", f"{primer.readout['p_on']:.3f}")
+    m2.metric(f"P(on | {_fmt(prompt[1:])}), ours", f"{p_ours:.3f}")
+    rows = _copula_rows()
+    share = sum(r.right_class for r in rows) / len(rows)
+    m3.metric("copula types answered in class, primer", f"{primer.copula_probe['all_types']['right_class_share']:.0%}")
+    m4.metric("copula types answered in class, ours", f"{share:.0%}")
+    st.markdown(f"**Top 5 after '{_fmt(prompt)}'**")
+    frame = pd.DataFrame(
+        {
+            "rank": [r["rank"] for r in theirs],
+            "primer: token": [r["token"] for r in theirs],
+            "primer: probability": [r["probability"] for r in theirs],
+            "primer: logit": [r["logit"] for r in theirs],
+            "ours: token": [r.token for r in ours],
+            "ours: probability": [round(r.probability, 3) for r in ours],
+            "ours: logit": [round(r.logit, 2) for r in ours],
+        }
+    )
+    st.dataframe(frame, hide_index=True, key="tr-pvo-top5")
+    download_table(frame, name="top 5, primer vs ours", key="tr-pvo-top5")
+    st.markdown("**The copula probe: the three most likely next words**")
+    probe_rows = []
+    for row in primer.copula_probe["prompts"]:
+        mine = _probe(tuple(row["prompt"]))
+        probe_rows.append(
             {
-                "rank": [r["rank"] for r in theirs],
-                "primer: token": [r["token"] for r in theirs],
-                "primer: probability": [r["probability"] for r in theirs],
-                "ours: token": [r.token for r in ours],
-                "ours: probability": [round(r.probability, 3) for r in ours],
+                "prompt": _fmt(row["prompt"]),
+                "primer's model": ", ".join(f"{t['token']} {t['probability']:.3f}" for t in row["top3"]),
+                "our model": ", ".join(f"{t.token} {t.probability:.3f}" for t in mine.top),
             }
         )
-        st.dataframe(frame, hide_index=True, key="tr-pvo-top5")
-        download_table(frame, name="top 5, primer vs ours", key="tr-pvo-top5")
-    with b:
-        st.markdown("**The copula probe**")
-        probe_rows = []
-        for row in primer.copula_probe["prompts"]:
-            mine = copula_probe(model, row["prompt"])
-            probe_rows.append(
-                {
-                    "prompt": _fmt(row["prompt"]),
-                    "primer": ", ".join(f"{t['token']} {t['probability']:.3f}" for t in row["top3"]),
-                    "ours": ", ".join(f"{t.token} {t.probability:.3f}" for t in mine.top),
-                }
-            )
-        probes = pd.DataFrame(probe_rows)
-        st.dataframe(probes, hide_index=True, key="tr-pvo-probe")
-        download_table(probes, name="copula probe, primer vs ours", key="tr-pvo-probe")
+    probes = pd.DataFrame(probe_rows)
+    st.dataframe(probes, hide_index=True, key="tr-pvo-probe")
+    download_table(probes, name="copula probe, primer vs ours", key="tr-pvo-probe")
     attention_prompt = tuple(primer.copula_query_attention["prompt"])
     ours_att = query_attention(cached_trace(attention_prompt), model.config.n_layers)
     keys = list(primer.copula_query_attention["keys"])
     subject = keys.index("cat")
-    c, d = st.columns(2)
-    with c:
-        _matrix(
-            primer.query_attention,
-            title="primer: query 'is' reads …",
-            rows=labels,
-            columns=keys,
-            key="tr-pvo-att-primer",
-            alt="Primer attention of is",
-            signed=False,
-        )
-    with d:
-        _matrix(
-            ours_att,
-            title="ours: query 'is' reads …",
-            rows=labels,
-            columns=keys,
-            key="tr-pvo-att-ours",
-            alt="Our attention of is",
-            signed=False,
-        )
+    st.markdown(f"**Where the query 'is' looks in '{_fmt(attention_prompt)}', head by head**")
+    _grid(
+        [
+            _panel(primer.query_attention, "primer's model", labels, keys, "tr-pvo-att-primer", signed=False),
+            _panel(ours_att, "our model", labels, keys, "tr-pvo-att-ours", signed=False),
+        ]
+    )
     theirs_top, ours_top = (int(np.argmax(matrix[:, subject])) for matrix in (primer.query_attention, ours_att))
     gamma, beta = model.params["ln_final.gamma"], model.params["ln_final.beta"]
     ln = np.stack([primer.final_layernorm["gamma"], gamma, primer.final_layernorm["beta"], beta])
@@ -1130,7 +1156,9 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     )
     explain(
         f"Same behaviour: both models put almost everything on 'on' after '{_fmt(prompt)}' (primer "
-        f"{primer.readout['p_on']:.3f}, ours {p_ours:.3f}) and answer the copula inside the subject's class. "
+        f"{primer.readout['p_on']:.3f}, ours {p_ours:.3f}) and answer "
+        f"{primer.copula_probe['all_types']['right_class_share']:.0%} and {share:.0%} of the copula types inside the "
+        "subject's class. "
         f"Different internals: the query 'is' reads 'cat' most in {labels[theirs_top]} "
         f"({primer.query_attention[theirs_top, subject]:.3f}) in the primer's model and in "
         f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our final γ runs "

@@ -225,13 +225,17 @@ def test_residual_stream_and_logit_lens():
 
 def test_copula_probe_side_by_side_and_the_16_types():
     at = open_page(trace_view="Copula probe")
-    charts = specs(at)
-    assert len(charts) == 4
-    titles = [c["layout"]["title"]["text"] for c in charts]
-    assert [t.split(" …")[0] for t in titles] == ["the cat is", "the mat is", "the dog was", "the floor was"]
-    probs = trace_of("<BOS> the cat is")["hook_probs"][-1]
-    cat = charts[0]["data"][0]
-    assert numbers(cat["y"])[:2] == pytest.approx([probs[MODEL.vocabulary.index(w)] for w in cat["x"][:2]])
+    (chart,) = specs(at)
+    prompts = ["the cat is", "the mat is", "the dog was", "the floor was"]
+    assert [label.split(" …")[0] for label in chart["data"][0]["x"]] == prompts
+    assert [series["name"] for series in chart["data"]] == ["big", "small", "red", "blue"]
+    for i, prompt in enumerate(prompts):
+        probs = trace_of(f"<BOS> {prompt}")["hook_probs"][-1]
+        drawn = [numbers(series["y"])[i] for series in chart["data"]]
+        assert drawn == pytest.approx([probs[MODEL.vocabulary.index(w)] for w in ("big", "small", "red", "blue")])
+        in_class = ("big", "small") if i in (0, 2) else ("red", "blue")
+        mass = sum(probs[MODEL.vocabulary.index(w)] for w in in_class)
+        assert f"class mass {mass:.3f}" in chart["data"][0]["x"][i]
     (table,) = at.dataframe
     rows = copula_table(MODEL)
     assert len(table.value) == 16 and (table.value["held out of training"] == "held out").sum() == 5
@@ -254,10 +258,14 @@ def test_primer_vs_ours_reads_the_asset_and_our_model():
     at = open_page(trace_view="Primer vs ours")
     primer = primer_section6()
     top5, probe = at.dataframe[0].value, at.dataframe[1].value
+    assert [m.value for m in at.metric][:2] == [
+        f"{primer.readout['p_on']:.3f}",
+        f"{trace_of('<BOS> the cat sat')['hook_probs'][-1][MODEL.vocabulary.index('on')]:.3f}",
+    ]
     assert list(top5["primer: token"]) == [r["token"] for r in primer.readout["top5"]]
     ours = top_k(trace_of("<BOS> the cat sat")["hook_logits"][-1], MODEL.vocabulary, 5)
     assert list(top5["ours: token"]) == [r.token for r in ours]
-    assert "big 0.532" in probe["primer"][0]
+    assert "big 0.532" in probe["primer's model"][0]
     theirs_attention, ours_attention, ln = (z(s) for s in specs(at))
     assert theirs_attention == pytest.approx(primer.query_attention)
     trace = trace_of("<BOS> the cat is")

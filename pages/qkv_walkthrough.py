@@ -145,10 +145,21 @@ def editors(state: dict, tokens: list[str]) -> None:
         c: st.column_config.NumberColumn(c, min_value=-EDIT_BOUND, max_value=EDIT_BOUND, step=0.001, format="%.3f")
         for c in dims
     }
-    labels = {"X": "X: input rows (h⁰)", "W_Q": "W_Q", "W_K": "W_K", "W_V": "W_V", "W_O": "W_O"}
-    columns = st.columns(len(MATRICES))
-    for column, name in zip(columns, MATRICES, strict=True):
-        with column:
+    labels = {
+        "X": "X: the input rows h⁰ (one per token)",
+        "W_Q": "W_Q: what each token looks for",
+        "W_K": "W_K: what each token offers",
+        "W_V": "W_V: what each token carries",
+        "W_O": "W_O: how the head writes back",
+    }
+    st.caption(
+        f"Numbers between −{EDIT_BOUND:g} and {EDIT_BOUND:g}. Everything below updates; an empty or impossible "
+        "entry is refused and the last valid matrix is kept. 'Reset to the primer' undoes all edits."
+    )
+    left, right = st.columns(2)
+    places = (left, right, left, right, left)  # X, then the four weights two per row
+    for place, name in zip(places, MATRICES, strict=True):
+        with place:
             st.markdown(f"**{labels[name]}**")
             rows = tokens if name == "X" else dims
             frame = matrix_frame(state["base"][name], rows, dims)

@@ -136,10 +136,13 @@ def line_chart(
     x_title: str = "",
     y_title: str = "",
     marker: tuple[object, str] | None = None,
+    marker_low: bool = False,
     y_range: tuple[float, float] | None = None,
     height: int = 360,
 ) -> go.Figure:
-    """Lines with markers, one per named series; `marker=(x, label)` draws a labelled dashed vertical line there."""
+    """Lines with markers, one per named series (solid, dotted, dashed … so overlapping lines stay visible);
+    `marker=(x, label)` draws a labelled dashed vertical line there, its label at the top (or bottom if marker_low).
+    """
     data = [
         {
             "type": "scatter",
@@ -147,7 +150,7 @@ def line_chart(
             "y": list(values),
             "mode": "lines+markers",
             "name": name,
-            "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+            "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)], "dash": ("solid", "dot", "dash", "dashdot")[i % 4]},
             "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
         }
         for i, (name, values) in enumerate(series.items())
@@ -174,13 +177,13 @@ def line_chart(
         layout["annotations"] = [
             {
                 "x": marker[0],
-                "y": 0.98,
+                "y": 0.04 if marker_low else 0.98,
                 "xref": "x",
                 "yref": "paper",
                 "text": marker[1],
                 "showarrow": False,
                 "xanchor": "left",
-                "yanchor": "top",
+                "yanchor": "bottom" if marker_low else "top",
                 "xshift": 4,
                 "bgcolor": "rgba(255,255,255,0.85)",
                 "font": {"color": "#b35900"},
@@ -808,6 +811,17 @@ def _step_probs(v: View) -> None:
     )
 
 
+def _table(frame: pd.DataFrame, *, key: str, name: str, height: int | None = None) -> None:
+    """A table with its CSV download; probabilities and masses at 3 decimals, logits at 2, as the primer prints."""
+    config = {
+        column: st.column_config.NumberColumn(format="%.2f" if "logit" in column else "%.3f")
+        for column in frame.columns
+        if frame[column].dtype.kind == "f"
+    }
+    st.dataframe(frame, hide_index=True, key=key, column_config=config, height=height or "auto")
+    download_table(frame, name=name, key=key)
+
+
 def top_table(rows: list, key: str) -> None:
     """A top-k table (rank, token, logit, probability) with its CSV download."""
     frame = pd.DataFrame(
@@ -816,8 +830,7 @@ def top_table(rows: list, key: str) -> None:
             for r in rows
         ]
     )
-    st.dataframe(frame, hide_index=True, key=key)
-    download_table(frame, name="top 5", key=key)
+    _table(frame, key=key, name="top 5")
 
 
 STEP_VIEWS = {
@@ -1015,8 +1028,7 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         }
     )
     st.markdown(f"**All {len(rows)} copula sentence types of the world**")
-    st.dataframe(frame, hide_index=True, key="tr-cop-table", height=35 * (len(frame) + 1) + 3)
-    download_table(frame, name="copula types", key="tr-cop-table")
+    _table(frame, key="tr-cop-table", name="copula types", height=36 * (len(frame) + 1) + 4)
     held = [r for r in rows if r.held_out]
     masses = [r.class_mass for r in rows]
     explain(
@@ -1059,6 +1071,7 @@ def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             x_title="step",
             y_title="share",
             marker=marker,
+            marker_low=True,
             y_range=(-0.05, 1.1),
         )
         chart(fig, key="tr-acc", alt="Accuracies over steps")
@@ -1078,13 +1091,12 @@ def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         {
             "type": [k.index + 1 for k in kinds],
             "sentence type": [k.text for k in kinds],
-            "family": [k.family for k in kinds],
             "held out of training": ["held out" if k.held_out else "" for k in kinds],
+            "family": [k.family for k in kinds],
         }
     )
     st.markdown(f"**The corpus: {len(kinds)} sentence types, {sum(k.held_out for k in kinds)} held out of training**")
-    st.dataframe(frame, hide_index=True, key="tr-corpus", height=300)
-    download_table(frame, name="corpus", key="tr-corpus")
+    _table(frame, key="tr-corpus", name="corpus", height=400)
 
 
 def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
@@ -1102,8 +1114,8 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     m2.metric(f"P(on | {_fmt(prompt[1:])}), ours", f"{p_ours:.3f}")
     rows = _copula_rows()
     share = sum(r.right_class for r in rows) / len(rows)
-    m3.metric("copula types answered in class, primer", f"{primer.copula_probe['all_types']['right_class_share']:.0%}")
-    m4.metric("copula types answered in class, ours", f"{share:.0%}")
+    m3.metric("copula in class, primer", f"{primer.copula_probe['all_types']['right_class_share']:.0%}")
+    m4.metric("copula in class, ours", f"{share:.0%}")
     st.markdown(f"**Top 5 after '{_fmt(prompt)}'**")
     frame = pd.DataFrame(
         {
@@ -1116,8 +1128,7 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             "ours: logit": [round(r.logit, 2) for r in ours],
         }
     )
-    st.dataframe(frame, hide_index=True, key="tr-pvo-top5")
-    download_table(frame, name="top 5, primer vs ours", key="tr-pvo-top5")
+    _table(frame, key="tr-pvo-top5", name="top 5, primer vs ours")
     st.markdown("**The copula probe: the three most likely next words**")
     probe_rows = []
     for row in primer.copula_probe["prompts"]:
@@ -1130,8 +1141,7 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             }
         )
     probes = pd.DataFrame(probe_rows)
-    st.dataframe(probes, hide_index=True, key="tr-pvo-probe")
-    download_table(probes, name="copula probe, primer vs ours", key="tr-pvo-probe")
+    _table(probes, key="tr-pvo-probe", name="copula probe, primer vs ours")
     attention_prompt = tuple(primer.copula_query_attention["prompt"])
     ours_att = query_attention(cached_trace(attention_prompt), model.config.n_layers)
     keys = list(primer.copula_query_attention["keys"])
@@ -1161,7 +1171,8 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         "subject's class. "
         f"Different internals: the query 'is' reads 'cat' most in {labels[theirs_top]} "
         f"({primer.query_attention[theirs_top, subject]:.3f}) in the primer's model and in "
-        f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our final γ runs "
+        f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our top logit is {ours[0].logit:.2f} against "
+        f"the primer's {theirs[0]['logit']:.2f}, and our final γ runs "
         f"{gamma.min():.3f}–{gamma.max():.3f}, the primer's {min(primer.final_layernorm['gamma']):.3f}–"
         f"{max(primer.final_layernorm['gamma']):.3f}.",
         "Two training runs of the same design on the same data learn the same behaviour but not the same internals: "

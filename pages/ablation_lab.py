@@ -137,24 +137,25 @@ def resolve_prompt(choice: str) -> tuple[str, ...]:
 
 
 def controls() -> tuple[tuple, bool, tuple[str, ...]]:
-    left, middle, right = st.columns([2.2, 1.3, 2], gap="large")
+    chosen = st.pills(
+        "Heads removed (their rows of W_O set to 0)",
+        list(BY_SHORT),
+        selection_mode="multi",
+        default=["L1H1"],
+        key="heads",
+        bind="query-params",
+        format_func=lambda s: head_label(BY_SHORT[s]),
+        help=tip("ablation"),
+        width="stretch",
+    )
+    left, right = st.columns([1, 1.4], gap="large", vertical_alignment="bottom")
     with left:
-        chosen = st.pills(
-            "Heads removed (their rows of W_O set to 0)",
-            list(BY_SHORT),
-            selection_mode="multi",
-            default=["L1H1"],
-            key="heads",
-            bind="query-params",
-            format_func=lambda s: head_label(BY_SHORT[s]),
-            help=tip("ablation"),
-        )
-    with middle:
         off = st.toggle(
-            "Attention off (W_O = 0, b_O = 0 in both layers)",
+            "Attention off (W_O = 0)",
             key="off",
             bind="query-params",
-            help="Appendix A's Method 2: every attention block writes nothing, so no token can see another.",
+            help="Appendix A's Method 2: W_O = 0 and b_O = 0 in both layers, so every attention block writes nothing "
+            "and no token can see another.",
         )
     with right:
         choice = st.selectbox(
@@ -164,7 +165,7 @@ def controls() -> tuple[tuple, bool, tuple[str, ...]]:
             bind="query-params",
             help="Pick a prompt of the toy world, or type your own.",
         )
-        words = resolve_prompt(choice or PROMPTS[0])
+    words = resolve_prompt(choice or PROMPTS[0])
     removed = tuple(sorted(BY_SHORT[s] for s in chosen or [] if s in BY_SHORT))
     if off and removed:
         st.caption("Attention is off, so every head is silent and the head selection has no effect.")
@@ -178,12 +179,27 @@ def bench(removed: tuple, off: bool, words: tuple[str, ...]) -> None:
     changed = i != base
     cols = st.columns(4)
     shown = [
-        (f"Rule accuracy (the {s.n_held_out_copula_slots} held-out copula decisions)", s.rule_accuracy),
-        (f"Top-1 on the {s.n_bigram_slots} bigram slots", s.bigram_top1),
-        (f"Right class on the {s.n_copula_slots} copula slots", s.copula_class_accuracy),
+        (
+            "Rule accuracy (held-out)",
+            s.rule_accuracy,
+            f"Share of the {s.n_held_out_copula_slots} copula decisions in the sentence types held out of training "
+            "where the top prediction is an adjective of the subject noun's class (the primer's rule accuracy).",
+        ),
+        (
+            f"Top-1 on {s.n_bigram_slots} bigram slots",
+            s.bigram_top1,
+            "Share of the next-token decisions a model reading only the current token could answer where the top "
+            "prediction is the token that actually comes next. They need no attention: a fall here is collateral.",
+        ),
+        (
+            f"Right class on {s.n_copula_slots} copula slots",
+            s.copula_class_accuracy,
+            "After is / was, all 16 copula decisions of the world: is the top prediction an adjective of the "
+            "subject's class?",
+        ),
     ]
-    for col, (label, values) in zip(cols, shown, strict=False):
-        col.metric(label, f"{values[i]:.2f}", f"{values[i] - values[base]:+.2f}" if changed else None)
+    for col, (label, values, helptext) in zip(cols, shown, strict=False):
+        col.metric(label, f"{values[i]:.2f}", f"{values[i] - values[base]:+.2f}" if changed else None, help=helptext)
     top = prediction(words, removed, off)
     trained = prediction(words, (), False)
     cols[3].metric(f"Next token after {q(words)}", f"{top[0][0]} · {top[0][1]:.2f}")
@@ -235,7 +251,7 @@ def both_roads() -> None:
             ],
         }
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.table(frame.set_index("check"))
     download_table(frame, name="identity checks", key="ablation-identities")
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
@@ -243,14 +259,18 @@ def both_roads() -> None:
     held = f"All {len(same)}" if len(same) == len(checks) - 1 else f"Only {len(same)} of the {len(checks) - 1}"
     explain(
         f"{held} identities hold to the last bit on our model, as in the primer. Method 2 against Method 1: "
-        f"{by['method2_vs_method1'].shown} on {q(ex.CAT)}, {by['method2_vs_method1_corpus'].shown} at every "
-        f"position of the corpus; attention off, {q(ex.CAT)} against {q(ex.MAT)}: {by['swap_attention_off'].shown}. "
+        f"{brief(by['method2_vs_method1'])} on {q(ex.CAT)} and {brief(by['method2_vs_method1_corpus'])} at every "
+        f"position of the corpus; attention off, {q(ex.CAT)} against {q(ex.MAT)}: {brief(by['swap_attention_off'])}. "
         f"With attention on, swapping the noun moves one logit by {on.max_abs_delta:.3f} (the primer's model: "
         f"{PRIMER.identity['swap_attention_on']['value']:.3f}).",
         "The switch the engine uses to remove a head is exactly the weight edit a reviewer would make by hand, and "
         "deleting attention equals silencing it, bit for bit. So the ablation results on this page are facts about "
         "the model, not artefacts of the tooling: an audit can reproduce them from the weights alone.",
     )
+
+
+def brief(check: ex.Check) -> str:
+    return "every bit equal" if check.identical else f"max |Δ| = {check.max_abs_delta:.3g}"
 
 
 def _primer_check(row: dict) -> str:
@@ -366,40 +386,35 @@ def patterns_tab(words: tuple[str, ...]) -> None:
     evidence = ex.head_evidence(s)
     names = [head_label(h) for h in evidence.heads]
     weights = attention_rows(words)
-    left, right = st.columns([1, 1.25], gap="large")
+    left, right = st.columns([1.3, 1], gap="large")
     with left:
-        fig = heatmap(
-            weights,
-            x=list(words),
-            y=names,
-            title=f"What a demo shows: where “{words[-1]}” looks, {q(words)}",
-            signed=False,
-        )
+        st.markdown(f"**What a demo shows:** where the last token of {q(words)} looks, in each head")
+        fig = heatmap(weights, x=list(words), y=names, title="", signed=False, height=60 + 40 * len(names))
         chart(fig, key="demo-heatmap", alt=f"Attention of the last token of {q(words)} in each of the four heads.")
-        st.caption(f"shape heads × T = {weights.shape[0]} × {weights.shape[1]} (one row of each head's pattern)")
-        with st.expander("The primer's printed table (its own model, §6)"):
-            st.dataframe(
-                pd.DataFrame(
-                    [[head_label(h), *PRIMER.copula_attention[h]] for h in evidence.heads],
-                    columns=["head", *PRIMER.attention_keys],
-                ),
-                hide_index=True,
-            )
+        st.caption(f"shape heads × T = {weights.shape[0]} × {weights.shape[1]} (the last row of each head's pattern)")
     with right:
-        fig = paired_bars(
-            names,
-            ("attention on the subject noun", evidence.attention),
-            [("rule accuracy lost", evidence.rule_drop), ("bigram top-1 lost (collateral)", evidence.bigram_drop)],
-            title="How bright a head looks vs what breaks without it",
-            left_title="looks at the noun (mean over 16 copula slots)",
-            right_title="lost when the head is removed",
-            highlight=[h in (evidence.brightest, evidence.load_bearing) for h in evidence.heads],
+        st.markdown("**The primer's printed table** (its own model, §6, query *is* on <BOS> the cat is)")
+        st.dataframe(
+            pd.DataFrame(
+                [[short_label(h), *PRIMER.copula_attention[h]] for h in evidence.heads],
+                columns=["head", *PRIMER.attention_keys],
+            ),
+            hide_index=True,
+            column_config={key: st.column_config.NumberColumn(format="%.3f") for key in PRIMER.attention_keys},
         )
-        chart(
-            fig,
-            key="bright-vs-damage",
-            alt="Per head: attention on the subject noun next to the damage its removal does.",
-        )
+    fig = paired_bars(
+        names,
+        ("attention on the subject noun", evidence.attention),
+        [("rule accuracy lost", evidence.rule_drop), ("bigram top-1 lost (collateral)", evidence.bigram_drop)],
+        title="How bright a head looks vs what breaks without it",
+        left_title=f"Looks at the noun (mean of {s.n_copula_slots} copula slots)",
+        right_title="Lost when the head is removed",
+        highlight=[h in (evidence.brightest, evidence.load_bearing) for h in evidence.heads],
+        height=380,
+    )
+    chart(
+        fig, key="bright-vs-damage", alt="Per head: attention on the subject noun next to the damage its removal does."
+    )
     bright, load, dim = evidence.brightest, evidence.load_bearing, evidence.dimmest
     b, lb, d = evidence.index(bright), evidence.index(load), evidence.index(dim)
     verdict = "is" if evidence.brightest_is_load_bearing else "is not"
@@ -471,7 +486,10 @@ def collateral_tab(removed: tuple, off: bool) -> None:
             "primer: copula": [primer_value(p[1] if p else None) for p in printed],
         }
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    three = st.column_config.NumberColumn(format="%.3f")
+    st.dataframe(
+        frame, hide_index=True, width="stretch", column_config={frame.columns[1]: three, frame.columns[3]: three}
+    )
     download_table(frame, name="collateral vs targeted", key="ablation-collateral")
     ev = ex.head_evidence(s)
     blunt = max(range(len(HEADS)), key=lambda k: ev.bigram_drop[k])
@@ -655,12 +673,13 @@ def family_view() -> None:
     for name, c in zip(names, carriers, strict=True):
         ev = c.evidence
         labels = [short_label(h) + (" ★" if h == ev.brightest else "") for h in ev.heads]
-        panels.append((f"{name}: {c.verdict}", labels, list(ev.rule_accuracy), [h in c.collapsing for h in ev.heads]))
+        panels.append((f"{name}: {c.verdict}", labels, list(ev.rule_drop), [h in c.collapsing for h in ev.heads]))
     fig = bar_panels(
         panels,
-        title=f"Rule accuracy with each head removed, {len(names)} training runs (blue: the rule collapses, "
-        f"≤ {ex.COLLAPSE:.1f}; ★ brightest head on the noun)",
+        title=f"Rule accuracy lost when each head is removed, {len(names)} training runs (blue: the rule collapses "
+        f"to ≤ {ex.COLLAPSE:.1f}; ★ the head that looks hardest at the noun)",
         columns=3,
+        panel_height=210,
     )
     chart(fig, key="family", alt="Small multiples: per training run, rule accuracy with each single head removed.")
     frame = pd.DataFrame(
@@ -712,8 +731,9 @@ def method_box() -> None:
             "- **Activation patching** runs one input, copies a part's output from another input, and sees whether "
             "the answer follows. It shows the part *carries* the deciding information. Limit: it is tested on "
             "chosen pairs of prompts; other inputs may route differently.\n"
-            f"- None of them reads a mechanism off a picture: an {link('attention-head')}'s pattern says where it "
-            "looks, not what it contributes. And every finding is about the model measured, on the inputs measured."
+            f"- None of them reads a mechanism off a picture: a head's pattern ({link('attention-head')}) says "
+            "where it looks, not what it contributes. And every finding is about the model measured, on the inputs "
+            "measured."
         )
         st.latex(
             r"\text{attn} = \operatorname{concat}(z_1, \dots, z_h)\, W_O + b_O, \qquad \text{ablate head } j: "
@@ -725,9 +745,9 @@ def method_box() -> None:
 setup_page(SPEC)
 st.markdown(
     f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
-    f"adjective's class follows the subject noun one word back, and only {link('attention-head')}s can carry a word "
-    f"across positions. Switch heads off below ({link('ablation')}) and watch what breaks; the tabs run the primer's "
-    "Appendix A experiments, its numbers beside ours, and the ones it did not run."
+    f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
+    f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; the "
+    "tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
 )
 method_box()
 removed, off, words = controls()

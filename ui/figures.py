@@ -331,12 +331,12 @@ def grouped_bars(
     layout = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "barmode": "group",
         "scattermode": "group",
-        "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
+        "legend": {"orientation": "h", "y": -0.12, "yanchor": "top", "x": 0, "xanchor": "left"},
         "xaxis": {"type": "category"},
         "yaxis": {"title": y_title, "range": list(y_range) if y_range else None},
     }
@@ -394,18 +394,30 @@ def paired_bars(
             }
         )
     category = {"type": "category", "autorange": "reversed"}
+    subtitle = {
+        "xref": "paper",
+        "yref": "paper",
+        "y": 1.0,
+        "yanchor": "bottom",
+        "showarrow": False,
+        "font": {"size": 13},
+    }
     layout = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
         "height": height,
-        "margin": {"l": 10, "r": 30, "t": 110, "b": 10},
+        "margin": {"l": 10, "r": 30, "t": 80, "b": 10},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "barmode": "group",
-        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0.55},
-        "xaxis": {"domain": [0.0, 0.42], "range": [0, 1.15], "title": left_title},
-        "xaxis2": {"domain": [0.55, 1.0], "range": [0, 1.15], "title": right_title, "anchor": "y2"},
+        "legend": {"orientation": "h", "y": -0.1, "yanchor": "top", "x": 0.0, "xanchor": "left"},
+        "xaxis": {"domain": [0.0, 0.42], "range": [0, 1.2], "dtick": 0.5},
+        "xaxis2": {"domain": [0.55, 1.0], "range": [0, 1.2], "dtick": 0.5, "anchor": "y2"},
         "yaxis": {**category, "anchor": "x"},
         "yaxis2": {**category, "anchor": "x2", "showticklabels": False},
+        "annotations": [
+            {**subtitle, "text": f"<b>{left_title}</b>", "x": 0.0, "xanchor": "left"},
+            {**subtitle, "text": f"<b>{right_title}</b>", "x": 0.55, "xanchor": "left"},
+        ],
     }
     return go.Figure(data=data, layout=layout)
 
@@ -422,7 +434,7 @@ def bar_panels(
     """Small multiples: one small bar chart per panel (subtitle, labels, values, highlight), in a grid with shared
     scales, built in one constructor call. Highlighted bars in the primary colour, the rest grey."""
     rows_n = -(-len(panels) // columns)
-    gap_x, gap_y = 0.05, 0.3 / max(rows_n, 1)
+    gap_x, gap_y = 0.05, 0.45 / max(rows_n, 1)
     width = (1 - gap_x * (columns - 1)) / columns
     cell = (1 - gap_y * (rows_n - 1)) / rows_n
     data: list[dict] = []

@@ -29,9 +29,9 @@ TABS = {
 }
 SHORT = {"L1H1": (0, 0), "L1H2": (0, 1), "L2H1": (1, 0), "L2H2": (1, 1)}
 RULE, BIGRAM, CLASS = (
-    "Rule accuracy (the 5 held-out copula decisions)",
-    "Top-1 on the 432 bigram slots",
-    "Right class on the 16 copula slots",
+    "Rule accuracy (held-out)",
+    "Top-1 on 432 bigram slots",
+    "Right class on 16 copula slots",
 )
 
 
@@ -167,12 +167,13 @@ def test_a_typed_prompt_comes_back_from_the_url():
 # --------------------------------------------------------------------------------------------------- tabs
 def test_both_roads_shows_the_identities_beside_the_primer():
     at = open_page(view=TABS["roads"])
-    table = at.dataframe[0].value
+    table = at.table[0].value
     ours = table["max |Δ| over the 20 logits (ours, live)"].tolist()
     checks = ex.identity_checks(MODEL)
     assert ours == [c.shown for c in checks]
     assert ours[0] == ours[1] == ours[2] == "0 (identical to the last bit)"
     assert table["primer (printed)"].tolist()[:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
+    assert table.index.tolist() == [c.check for c in checks]
     assert any(r"\text{Method 2:}" in element.value for element in at.latex)
     assert any(b.label.startswith("Download identity checks") for b in at.download_button)
 
@@ -277,7 +278,7 @@ def test_beyond_family_small_multiples():
     panels = [trace for trace in fig["data"] if trace["type"] == "bar"]
     table = at.dataframe[0].value
     assert len(panels) == len(table) >= 2
-    np.testing.assert_allclose(values(panels[0]["y"]), ex.head_evidence(SWEEP).rule_accuracy)
+    np.testing.assert_allclose(values(panels[0]["y"]), ex.head_evidence(SWEEP).rule_drop)
     assert set(table["rule rests on"]) <= {"one head", "several heads", "no single head"}
     assert "training runs" in fig["layout"]["title"]["text"]
 

@@ -737,6 +737,19 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
             shape=shape_label(step.cache_length, d, "t", "d_v"),
             reading="One row appended per step.",
         )
+    reader = fresh[-1]
+    explain(
+        blend(step.pattern[-1], [names[i] for i in range(step.cache_length)], reader)
+        + (
+            f" Its query was computed once for this step; the {len(reused)} earlier K and V row"
+            + ("s were" if len(reused) != 1 else " was")
+            + " read from the cache, not recomputed."
+            if reused
+            else " The prefill computes Q, K and V for every prompt token at once; only K and V are kept."
+        ),
+        "Only K and V are worth keeping: a past token's query is never needed again, so storing it would cost memory "
+        "and buy nothing.",
+    )
     proof(model, X, run, chosen, step_names, scale)
     size_formula(model, len(names))
 

@@ -281,6 +281,14 @@ def test_kv_cache_grows_a_row_per_step():
     np.testing.assert_allclose(z(at, "K cache"), EXAMPLE.X @ EXAMPLE.W_K, atol=1e-12)
 
 
+def test_a_step_beyond_a_shorter_run_is_clamped():
+    at = open_page(qkv_section="KV cache", qkv_gen_step="2")
+    at.select_slider(key="qkv_prefill").set_value(3).run()
+    assert not at.exception
+    assert figures(at)["K cache"]["data"][0]["y"] == ["the · fresh", "cat · fresh", "sat · fresh"]
+    assert "'sat' takes 42% from itself" in text(at)
+
+
 def test_prefill_and_made_up_rows_change_the_run():
     at = open_page(qkv_section="KV cache", qkv_prefill="2", qkv_extra="3")
     grid = z(at, "K and V cache rows at each step") - 0.5

@@ -203,21 +203,22 @@ def small(values: np.ndarray) -> tuple:
     return tuple(map(tuple, values.tolist())) if np.ndim(values) == 2 else tuple(np.asarray(values).tolist())
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
-def figure_spec(builder: str, data: tuple | None, options: tuple) -> dict:
-    """A ui.figures builder's output, built once per small input and kept as a plain dict (plotly's validation of
-    each update is most of a chart's cost)."""
+@st.cache_resource(max_entries=512, show_spinner=False)
+def _built(builder: str, data: tuple | None, options: tuple) -> go.Figure:
     kwargs = dict(options)
     fig = getattr(figures, builder)(*([] if data is None else [np.array(data)]), **kwargs)
     if builder == "heatmap":  # title at the very top, the top axis's token labels below it, never overlapping
         title = {"y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 6}}
         fig.update_layout(title=title, margin={"t": 78}, height=fig.layout.height + 28)
-    return fig.to_dict()
+    return fig
 
 
 def figure(builder: str, data: tuple | None = None, **options: object) -> go.Figure:
-    """The cached figure for a builder and small, hashable arguments."""
-    return go.Figure(figure_spec(builder, data, tuple(options.items())))
+    """A ui.figures builder's figure for small, hashable arguments, built once and shared (read-only by convention).
+
+    Plotly's validation is most of a chart's cost: a cached figure goes to the browser without being validated again.
+    """
+    return _built(builder, data, tuple(options.items()))
 
 
 def quoted(tokens: list[str]) -> list[str]:

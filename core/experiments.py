@@ -413,6 +413,12 @@ def _subject_class(model: Model, words: Sequence[str]) -> tuple[str, ...]:
     return CLASS_ADJECTIVES[NOUN_CLASS[nouns[-1]]]
 
 
+def _patched_label(patched: Sequence[HeadKey], n_heads: int) -> str:
+    if not patched:
+        return "none (clean run)"
+    return "all four heads" if len(patched) == n_heads == 4 else " + ".join(short_label(h) for h in patched)
+
+
 def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[str] = CAT) -> list[PatchRow]:
     """Activation patching, one head at a time, each layer's pair, then all four: does the answer cross to the
     source subject's class? The first row is the clean target run."""
@@ -430,7 +436,7 @@ def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[s
         mass = [float(sum(probs[model.vocabulary.index(a)] for a in adj)) for adj in (source_class, target_class)]
         rows.append(
             PatchRow(
-                patched=" + ".join(short_label(h) for h in patched) or "nothing (clean run)",
+                patched=_patched_label(patched, len(every)),
                 top_token=model.vocabulary[top],
                 probability=float(probs[top]),
                 p_source_class=mass[0],

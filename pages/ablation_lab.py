@@ -563,12 +563,16 @@ def neuron_view() -> None:
     d_ff = MODEL.config.d_ff
     layers = [f"layer {layer + 1} MLP" for layer in range(MODEL.config.n_layers)]
     columns = [f"n{j + 1}" for j in range(d_ff)]
+    st.markdown(
+        f"**Right class on the {sweep().n_copula_slots} copula slots with one neuron {mode}-ablated** (trained model: "
+        f"{report.baseline_class:.2f})"
+    )
     fig = heatmap(
         report.class_accuracy,
         x=columns,
         y=layers,
-        title=f"Right class on the copula slots with one neuron {mode}-ablated (trained model: "
-        f"{report.baseline_class:.2f})",
+        title="",
+        height=160,
         signed=False,
         decimals=2,
         colorbar=True,
@@ -675,13 +679,14 @@ def family_view() -> None:
         labels = [short_label(h) + (" ★" if h == ev.brightest else "") for h in ev.heads]
         panels.append((f"{name}: {c.verdict}", labels, list(ev.rule_drop), [h in c.collapsing for h in ev.heads]))
     fig = bar_panels(
-        panels,
-        title=f"Rule accuracy lost when each head is removed, {len(names)} training runs (blue: the rule collapses "
-        f"to ≤ {ex.COLLAPSE:.1f}; ★ the head that looks hardest at the noun)",
-        columns=3,
-        panel_height=210,
+        panels, title=f"Rule accuracy lost when each head is removed, {len(names)} training runs", panel_height=210
     )
-    chart(fig, key="family", alt="Small multiples: per training run, rule accuracy with each single head removed.")
+    chart(fig, key="family", alt="Small multiples: per training run, rule accuracy lost with each single head removed.")
+    st.caption(
+        f"Blue bar: without that head the rule collapses (rule accuracy ≤ {ex.COLLAPSE:.1f}, at most one of the "
+        "five held-out decisions right). ★ marks the head that looks hardest at the noun (mean attention of the "
+        "copula on its subject)."
+    )
     frame = pd.DataFrame(
         [
             {

@@ -141,7 +141,16 @@ def test_zero_vs_mean_rows():
 
 def test_patching_table_flips_only_toward_the_source_class():
     rows = ex.patching_table(MODEL, ex.MAT, ex.CAT)
-    assert rows[0].patched == "nothing (clean run)" and not rows[0].flipped
+    assert rows[0].patched == "none (clean run)" and not rows[0].flipped
+    assert [r.patched for r in rows[1:]] == [
+        "L1H1",
+        "L1H2",
+        "L2H1",
+        "L2H2",
+        "L1H1 + L1H2",
+        "L2H1 + L2H2",
+        "all four heads",
+    ]
     assert rows[0].top_token in ("red", "blue")
     everything = rows[-1]  # all heads patched at every position: the last position is the source run's
     source = forward(MODEL, MODEL.encode(ex.CAT))["hook_probs"][-1]

@@ -9,9 +9,9 @@ AppTest run, at ~10 µs per syntax node; an imported module is parsed once.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 import pandas as pd
@@ -53,35 +53,35 @@ from core.weights import trained_model, training_log
 from core.world import sentence_types
 from ui.figures import FONT, bars, heatmap
 from ui.glossary import link, tip
-from ui.widgets import chart, download_matrix, download_table, explain
+from ui.widgets import chart, explain, matrix_frame
 
 
-@st.cache_resource(max_entries=256)
+@lru_cache(maxsize=256)
 def cached_trace(tokens: tuple[str, ...]) -> Trace:
     """One forward pass per prompt, shared by every chart of the page (the trace is read-only)."""
     model = trained_model()
     return forward(model, model.encode(tokens))
 
 
-@st.cache_resource(max_entries=64)
+@lru_cache(maxsize=64)
 def _probe(prompt: tuple[str, ...]) -> CopulaProbe:
     """The copula read-out of one prompt (computed once per server)."""
     return copula_probe(trained_model(), prompt)
 
 
-@st.cache_resource
+@cache
 def _copula_rows() -> list[CopulaRow]:
     """All 16 copula types scored in one batched pass (computed once per server)."""
     return copula_table(trained_model())
 
 
-@st.cache_resource
+@cache
 def _training_log() -> dict[str, list]:
     """The shipped model's training log, read once."""
     return training_log(trained_model())
 
 
-@st.cache_resource
+@cache
 def _presets() -> dict[str, str]:
     """Preset prompt -> its label: the primer's prompts first (from the primer asset), then the world's sentences."""
     primer = primer_section6()
@@ -109,6 +109,7 @@ def _base_layout(title: str, height: int, **extra: object) -> dict:
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "legend": {"orientation": "h", "y": -0.3, "x": 0, "yanchor": "top"},
+        "template": "none",  # Streamlit applies its theme in the browser; plotly's default template is 6 kB a chart
         **extra,
     }
 
@@ -375,7 +376,8 @@ def _heatmap(
     label = " × ".join(str(n) for n in shape)
     fig = heatmap(matrix, x=columns, y=rows, title=f"{title}  ({label})", signed=signed)
     room = 80 if len(columns) <= 8 else 115  # room for the title above the top axis (labels rotate when many)
-    fig.update_layout(margin={"t": room}, height=fig.layout.height + room - 50)
+    fig.update_layout(margin={"t": room}, height=fig.layout.height + room - 50, template="none")  # theme: client side
+    fig.update_traces(textfont_size=12)
     return block_lines(fig, column_breaks=column_breaks, row_breaks=row_breaks)
 
 
@@ -392,6 +394,24 @@ def _grid(panels: Sequence[dict], per_row: int = 2) -> None:
         for column, panel in zip(st.columns(per_row), panels[start : start + per_row], strict=False):
             with column:
                 _matrix(**panel)
+
+
+def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
+    """A CSV download of a labelled matrix (ui.widgets.matrix_frame), built only when clicked: reruns stay cheap."""
+    values = np.array(matrix, dtype=np.float64)
+    labels = (list(rows), list(columns))
+    _download(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
+
+
+def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
+    """A CSV download of a table, built only when clicked."""
+    _download(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
+
+
+def _download(data: Callable[[], bytes], *, name: str, key: str) -> None:
+    st.download_button(
+        f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}", on_click="ignore"
+    )
 
 
 def _did(text: str) -> None:
@@ -861,7 +881,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """The §6 shape table with the live T as a clickable list, and the selected row's matrices beside it."""
     config = model.config
     layer_names = [f"Layer {i + 1}" for i in range(config.n_layers)]
-    left, right = st.columns([1, 2.6])
+    left, right = st.columns([1, 3])
     with left:
         layer_name = st.segmented_control(
             "Layer",
@@ -884,13 +904,13 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             bind="query-params",
             persist_state="session",
         )
-        frame = pd.DataFrame(
-            [
-                {"step": r.step, "operation": r.operation, "shape": r.symbolic, f"T = {len(tokens)}": r.live}
-                for r in table
-            ]
+        columns = ("step", "operation", "shape", f"T = {len(tokens)}")
+        rows = [(r.step, r.operation, r.symbolic, r.live) for r in table]
+        _download(
+            lambda: pd.DataFrame(rows, columns=columns).to_csv(index=False).encode("utf-8"),
+            name="shape table",
+            key="tr-shapes",
         )
-        download_table(frame, name="shape table", key="tr-shapes")
     with right:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""

@@ -232,6 +232,7 @@ def blend(weights: np.ndarray, tokens: list[str], reader: str) -> str:
         for w, token in sorted(zip(weights, tokens, strict=True), key=lambda pair: -pair[0])
         if w > 0
     ]
+    parts[0] = parts[0].replace(" from ", " of its information from ", 1)
     joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return f"'{reader}' takes {joined}."
 
@@ -402,14 +403,15 @@ def step_by_step(state: dict, tokens: list[str], scale: bool, causal: bool) -> N
     elif step == "resid":
         h1, update = trace["blocks.0.hook_resid_post"], trace["blocks.0.hook_attn_out"]
         st.latex(r"h^{(1)} = h^{(0)} + \text{attention output} \cdot W_O")
-        for column, values, title in zip(st.columns(3), (X, update, h1), ("h⁰ = X", "+ update", "= h¹"), strict=True):
+        parts = zip(st.columns(3), (X, update, h1), ("h⁰ = X", "+ update", "= h¹"), ("h0", "update", "h1"), strict=True)
+        for column, values, title, key in parts:
             with column:
                 matrix(
                     values,
                     tokens,
                     dims,
                     title=title,
-                    key=f"resid-{title[-2:]}",
+                    key=f"resid-{key}",
                     shape=shape_T_d,
                     reading="Same shape in, same shape out.",
                 )
@@ -872,6 +874,7 @@ state = page_state(sentence)
 top[3].button("Reset to the primer", on_click=reset_to_primer, key="qkv_reset", help="Sentence, input rows, weights.")
 for note in state["notes"]:
     st.warning(note)
+state["notes"] = []  # said once; the page now runs on the primer's matrix
 tokens = sentence.split()
 section_tabs = st.tabs(SECTIONS, key="qkv_section", bind="query-params")
 edited_now = False

@@ -86,7 +86,7 @@ def test_default_is_the_primer_example():
     run_step(at, "weights")
     weights = z(at, "attention weights")
     np.testing.assert_allclose(weights[2], SAT_WEIGHTS, atol=5e-4)
-    assert "'sat' takes 42% from itself, 30% from 'the' and 29% from 'cat'." in text(at)
+    assert "'sat' takes 42% of its information from itself, 30% from 'the' and 29% from 'cat'." in text(at)
     assert "QK is the routing; V is the payload" in text(at)
     run_step(at, "last")
     np.testing.assert_allclose(z(at, "h_last")[0], H_LAST, atol=5e-4)
@@ -286,7 +286,7 @@ def test_a_step_beyond_a_shorter_run_is_clamped():
     at.select_slider(key="qkv_prefill").set_value(3).run()
     assert not at.exception
     assert figures(at)["K cache"]["data"][0]["y"] == ["the · fresh", "cat · fresh", "sat · fresh"]
-    assert "'sat' takes 42% from itself" in text(at)
+    assert "'sat' takes 42% of its information from itself" in text(at)
 
 
 def test_prefill_and_made_up_rows_change_the_run():

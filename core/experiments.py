@@ -184,6 +184,18 @@ def identity_checks(model: Model, prompt: Sequence[str] = CAT, swapped: Sequence
     )
 
 
+def road_logits(model: Model, prompt: Sequence[str] = CAT, swapped: Sequence[str] = MAT) -> dict[str, np.ndarray]:
+    """The 20 logits after the prompt with attention on, by Method 1, by Method 2, and by Method 2 on the swapped
+    prompt: the identity table as a picture (the last three are the same numbers)."""
+    method2 = attention_zeroed(model)
+    return {
+        "attention on": _last_logits(model, prompt),
+        "Method 1 (attention deleted)": _last_logits(model, prompt, Intervention(attention="deleted")),
+        "Method 2 (W_O = 0, b_O = 0)": _last_logits(method2, prompt),
+        f"Method 2 on {' '.join(swapped[1:])}": _last_logits(method2, swapped),
+    }
+
+
 # ------------------------------------------------------------------------------------------------ prompt table
 @dataclass(frozen=True)
 class PromptRow:

@@ -57,6 +57,11 @@ def identity_rows() -> list[ex.Check]:
 
 
 @st.cache_data(show_spinner=False)
+def road_rows() -> dict[str, object]:
+    return ex.road_logits(MODEL)
+
+
+@st.cache_data(show_spinner=False)
 def prompt_rows() -> list[ex.PromptRow]:
     return ex.prompt_table(MODEL)
 
@@ -241,6 +246,17 @@ def both_roads() -> None:
     left, right = st.columns(2)
     left.latex(r"\text{Method 1:}\quad h^{(\ell+1)} = h^{(\ell)} + \mathrm{MLP}\big(h^{(\ell)}\big)")
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
+    roads = road_rows()
+    fig = grouped_bars(
+        MODEL.vocabulary,
+        list(roads.items()),
+        title=f"The 20 logits after {q(ex.CAT)}: Method 1, Method 2 and the swapped noun give the same bars",
+        y_range=None,
+        y_title="logit",
+        show_values=False,
+        height=380,
+    )
+    chart(fig, key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
     checks = identity_rows()
     frame = pd.DataFrame(
         {

@@ -305,9 +305,10 @@ def grouped_bars(
     y_title: str = "",
     y_range: tuple[float, float] | None = (0.0, 1.1),
     height: int = 360,
+    show_values: bool = True,
 ) -> go.Figure:
-    """Side-by-side bars per category (one colour per series, values printed), with optional reference markers
-    (e.g. a publication's printed values; NaN where it printed none) drawn over the matching bars."""
+    """Side-by-side bars per category (one colour per series, values printed unless show_values is False), with
+    optional reference markers (e.g. a publication's printed values; NaN where it printed none) over the bars."""
     palette = ["#1f5f99", "#d9822b", "#4d8f3a", "#7b4f9d"]
     data: list[dict] = [
         {
@@ -316,7 +317,7 @@ def grouped_bars(
             "x": list(categories),
             "y": list(values),
             "marker": {"color": palette[i % len(palette)]},
-            "text": [format(v, value_format) for v in values],
+            "text": [format(v, value_format) for v in values] if show_values else None,
             "textposition": "outside",
             "cliponaxis": False,
             "offsetgroup": str(i),

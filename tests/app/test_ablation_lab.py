@@ -175,6 +175,11 @@ def test_both_roads_shows_the_identities_beside_the_primer():
     assert table["primer (printed)"].tolist()[:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
     assert table.index.tolist() == [c.check for c in checks]
     assert any(r"\text{Method 2:}" in element.value for element in at.latex)
+    fig = figures(at)[0]
+    assert fig["data"][0]["x"] == list(MODEL.vocabulary)
+    roads = list(ex.road_logits(MODEL).values())
+    for trace, expected in zip(fig["data"], roads, strict=True):
+        np.testing.assert_array_equal(values(trace["y"]), expected)
     assert any(b.label.startswith("Download identity checks") for b in at.download_button)
 
 

@@ -295,3 +295,12 @@ def test_copula_prompts_are_the_worlds_copula_prefixes():
         if c
     }
     assert set(ex.COPULA_PROMPTS) == prefixes
+
+
+def test_road_logits_picture_the_identity():
+    roads = list(ex.road_logits(MODEL).values())
+    assert len(roads) == 4 and all(r.shape == (MODEL.config.vocab_size,) for r in roads)
+    on, method1, method2, swapped = roads
+    assert np.array_equal(method1, method2) and np.array_equal(method2, swapped)
+    assert not np.array_equal(on, method1)
+    assert np.array_equal(on, logits(MODEL, ex.CAT)[-1])

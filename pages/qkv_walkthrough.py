@@ -653,6 +653,16 @@ def kv_cache(state: dict, tokens: list[str], scale: bool, causal: bool) -> None:
         help="The primer prints only three embedding rows. To watch a longer generation, add rows drawn "
         f"at random (seed {MADE_UP_SEED}) with the same spread; they are not words.",
     )
+    st.caption(
+        f"How this generation is built: the primer gives input rows for three tokens only, so after the prefill the "
+        f"rest of '{' '.join(tokens)}' is fed one token at a time, as if the model had just produced it"
+        + (
+            f", followed by {extra} made-up rows drawn at random (seed {MADE_UP_SEED}), which are not words."
+            if extra
+            else "."
+        )
+        + " The toy head has no read-out of its own, so nothing is sampled here."
+    )
     X = np.vstack([X0, made_up_rows(X0, extra, MADE_UP_SEED)]) if extra else X0
     names = tokens + [f"random {i + 1}" for i in range(extra)]
     run = generate(model, X, prefill, scale=scale)

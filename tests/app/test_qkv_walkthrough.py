@@ -296,6 +296,7 @@ def test_prefill_and_made_up_rows_change_the_run():
     np.testing.assert_array_equal(grid[:, 0], [2, 2, 0, 0, 0, 0])
     assert figures(at)["K and V cache rows at each step"]["data"][0]["y"][3:] == ["random 1", "random 2", "random 3"]
     assert "random input rows" in "\n".join(s.label for s in at.slider)
+    assert "followed by 3 made-up rows drawn at random (seed 0), which are not words" in text(at)
 
 
 def test_cache_proof_and_work_counts():

@@ -113,6 +113,15 @@ def heads_text(items: tuple) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def three_decimals(frame: pd.DataFrame) -> dict[str, object]:
+    """Column settings showing every float column of a table to 3 decimals (0.500, not 0.5)."""
+    return {
+        column: st.column_config.NumberColumn(format="%.3f")
+        for column in frame.columns
+        if pd.api.types.is_float_dtype(frame[column])
+    }
+
+
 def primer_value(value: float | None, fmt: str = ".3f") -> str:
     return NOT_PRINTED if value is None else format(value, fmt)
 
@@ -315,7 +324,32 @@ def prompt_table_tab() -> None:
             for r in rows
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    shown = frame.iloc[:, :6].assign(
+        primer=[
+            NOT_PRINTED if t == NOT_PRINTED else f"{t} · {p} · {m}"
+            for t, p, m in zip(
+                frame["primer: top token"],
+                frame["primer: probability"],
+                frame["primer: p(big) + p(small)"],
+                strict=True,
+            )
+        ]
+    )
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        row_height=35,
+        height=35 * (len(shown) + 1) + 4,
+        column_config={
+            **three_decimals(shown),
+            "prompt": st.column_config.TextColumn(width="small"),
+            "its probability": st.column_config.NumberColumn("probability", format="%.3f"),
+            "primer": st.column_config.TextColumn(
+                "primer (printed)", help="The primer's own model: top token · its probability · p(big) + p(small)"
+            ),
+        },
+    )
     download_table(frame, name="prompt table", key="ablation-prompts")
     by = {(r.prompt, r.configuration): r for r in rows}
     cat, mat = " ".join(ex.CAT), " ".join(ex.MAT)
@@ -344,6 +378,15 @@ def prompt_table_tab() -> None:
 
 
 # --------------------------------------------------------------------------------------------------- ③ all subsets
+def _highlight(row: pd.Series) -> list[str]:
+    """Best row green, worst row red, the reader's setting in bold."""
+    colour = {"best": "background-color: #dcefd8", "worst": "background-color: #f6d5d1"}
+    style = colour.get(row["marker"].split(" · ")[0], "")
+    if "your setting" in row["marker"]:
+        style += "; font-weight: bold"
+    return [style] * len(row)
+
+
 def subsets_tab(removed: tuple, off: bool) -> None:
     s = sweep()
     rows = ex.subset_table(s)
@@ -351,30 +394,38 @@ def subsets_tab(removed: tuple, off: bool) -> None:
     frame = pd.DataFrame(rows)[
         [
             "heads removed",
-            "heads removed (count)",
+            "marker",
             "rule accuracy (held-out)",
             "right class on copula slots",
             "top-1 on bigram slots",
             "class-adjective mass",
-            "marker",
+            "heads removed (count)",
         ]
     ]
     frame["marker"] = [
-        ", ".join(filter(None, [m, "your setting" if k == selected else ""])) for k, m in enumerate(frame["marker"])
+        " · ".join(filter(None, [m, "your setting" if k == selected else ""])) for k, m in enumerate(frame["marker"])
     ]
     frame["heads removed (count)"] = frame["heads removed (count)"].astype(str)
-    score = {"format": "%.3f", "min_value": 0.0, "max_value": 1.0}
+    score = {"format": "%.3f", "min_value": 0.0, "max_value": 1.0, "width": "small"}
     st.dataframe(
-        frame,
+        frame.style.apply(_highlight, axis=1),
         hide_index=True,
         width="stretch",
-        height=35 * (len(frame) + 1) + 3,
+        row_height=35,
+        height=35 * (len(frame) + 1) + 4,
+        column_order=list(frame.columns[:-1]),
         column_config={
-            "rule accuracy (held-out)": st.column_config.ProgressColumn(**score),
-            "right class on copula slots": st.column_config.ProgressColumn(**score),
-            "top-1 on bigram slots": st.column_config.ProgressColumn(**score),
-            "class-adjective mass": st.column_config.ProgressColumn(**score),
+            "heads removed": st.column_config.TextColumn(width="medium", pinned=True),
+            "marker": st.column_config.TextColumn(width="small"),
+            "rule accuracy (held-out)": st.column_config.ProgressColumn("rule accuracy", **score),
+            "right class on copula slots": st.column_config.ProgressColumn("copula class", **score),
+            "top-1 on bigram slots": st.column_config.ProgressColumn("bigram top-1", **score),
+            "class-adjective mass": st.column_config.NumberColumn("class mass", format="%.3f", width="small"),
         },
+    )
+    st.caption(
+        "Green row: the least damaging ablation; red row: the most damaging (ranked by rule accuracy, then "
+        "copula class accuracy, then bigram top-1, among the 15 real ablations)."
     )
     download_table(frame, name="16-subset table", key="ablation-subsets")
     best = next(r for r in rows if r["marker"] == "best")
@@ -548,7 +599,7 @@ def zero_vs_mean_view() -> None:
     )
     chart(fig, key="zero-mean", alt="Copula class accuracy with each head zero-ablated and mean-ablated.")
     frame = pd.DataFrame(rows).round(3)
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=three_decimals(frame))
     download_table(frame, name="zero vs mean ablation", key="ablation-zero-mean")
     gaps = [r["right class on copula slots, mean"] - r["right class on copula slots, zero"] for r in rows]
     k = max(range(len(rows)), key=lambda j: abs(gaps[j]))
@@ -607,7 +658,7 @@ def neuron_view() -> None:
             for j in range(d_ff)
         ]
     ).round(3)
-    st.dataframe(frame, hide_index=True, width="stretch", height=250)
+    st.dataframe(frame, hide_index=True, width="stretch", height=250, column_config=three_decimals(frame))
     download_table(frame, name="neuron ablation", key="ablation-neurons")
     needed = report.needed
     total = len(layers) * d_ff
@@ -663,7 +714,7 @@ def patching_view() -> None:
             for r in rows
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=three_decimals(frame))
     download_table(frame, name="activation patching", key="ablation-patching")
     clean = rows[0]
     singles = rows[1 : 1 + len(HEADS)]
@@ -720,7 +771,7 @@ def family_view() -> None:
             for name, c in zip(names, carriers, strict=True)
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=three_decimals(frame))
     download_table(frame, name="model family", key="ablation-family")
     counts = {v: sum(c.verdict == v for c in carriers) for v in ("one head", "several heads", "no single head")}
     none = [(n, c) for n, c in zip(names, carriers, strict=True) if c.verdict == "no single head"]

@@ -338,15 +338,25 @@ def grouped_bars(
                 "hovertemplate": f"%{{x}}<br>{name}: %{{y:{value_format}}}<extra></extra>",
             }
         )
+    legend_rows = -(-(len(series) + len(markers)) // 2)  # the legend sits above the bars, two entries a row at most
     layout = {
-        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
-        "height": height,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "title": {
+            "text": title,
+            "x": 0,
+            "xanchor": "left",
+            "y": 1.0,
+            "yref": "container",
+            "yanchor": "top",
+            "pad": {"t": 10},
+            "font": {"size": 16},
+        },
+        "height": height + 24 * legend_rows,
+        "margin": {"l": 10, "r": 10, "t": 50 + 24 * legend_rows, "b": 10},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "barmode": "group",
         "scattermode": "group",
-        "legend": {"orientation": "h", "y": -0.12, "yanchor": "top", "x": 0, "xanchor": "left"},
+        "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0, "xanchor": "left"},
         "xaxis": {"type": "category"},
         "yaxis": {"title": y_title, "range": list(y_range) if y_range else None},
     }

@@ -188,10 +188,12 @@ def test_prompt_table_puts_the_primers_rows_beside_ours():
     table = at.dataframe[0].value
     assert len(table) == 12
     row = table[(table["prompt"] == "<BOS> the cat is") & (table["attention"] == "on, layer 1 head 1 removed")]
-    assert row["primer: top token"].item() == "the" and row["primer: probability"].item() == "0.989"
+    assert row["primer"].item() == "the · 0.989 · 0.000"
     mine = ex.prompt_row(MODEL, ex.CAT, [(0, 0)])
     assert row["top token"].item() == mine.top_token and row["its probability"].item() == round(mine.probability, 3)
-    assert (table["primer: top token"] == "—").sum() == 12 - 5
+    assert (table["primer"] == "—").sum() == 12 - 5
+    off = table[(table["prompt"] == "<BOS> the mat is") & (table["attention"] == "off (W_O = 0)")]
+    assert off["primer"].item() == "sat · 0.629 · 0.000"
 
 
 def test_subset_table_highlights_best_and_worst_and_follows_the_toggle():

@@ -294,6 +294,7 @@ def prompt_builder(model: Model) -> tuple[str, ...]:
             value=DEFAULT_PROMPT,
             key="trace_prompt",
             bind="query-params",
+            persist_state="session",
             help=tip("token"),
         )
     with middle:
@@ -462,9 +463,9 @@ class View:
 
 
 def _step_ids(v: View) -> None:
-    ids, T, d = v.model.encode(v.tokens), len(v.tokens), v.model.config.d_model
-    looked = ", ".join(f"{t} → row {i}" for t, i in zip(v.tokens, ids, strict=True))
-    _did(f"Looked up {T} rows of E ({v.model.config.vocab_size} × {d}): {looked}.")
+    ids, d = v.model.encode(v.tokens), v.model.config.d_model
+    looked = ", ".join(f"{t} = {i}" for t, i in zip(v.tokens, ids, strict=True))
+    _did(f"Turned each token into its id ({looked}) and read that row of E ({v.model.config.vocab_size} × {d}).")
     E_rows = v.trace["hook_embed"]
     _matrix(
         E_rows,
@@ -853,6 +854,33 @@ def top_table(rows: list, key: str) -> None:
     _table(frame, key=key, name="top 5")
 
 
+# The primer's formula for each row of the shape table (row-vector convention, x · W).
+FORMULAS = {
+    "ids": r"\text{ids} = (\text{id}(t_1), \dots, \text{id}(t_T)),\quad E[\text{ids}] \in \mathbb{R}^{T \times d}",
+    "h0": r"h^{(0)} = E[\text{ids}] + PE,\; PE_{p,2i} = \sin(p\,\omega_i),\;"
+    r"PE_{p,2i+1} = \cos(p\,\omega_i),\; \omega_i = 10000^{-2i/d}",
+    "ln1": r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta\;\text{(per row)}",
+    "qkv": r"Q = \mathrm{LN}_1(h)\,W_Q + b_Q,\quad K = \mathrm{LN}_1(h)\,W_K + b_K,\quad"
+    r"V = \mathrm{LN}_1(h)\,W_V + b_V",
+    "heads": r"Q = [\,Q^{(1)} \mid Q^{(2)}\,],\quad Q^{(j)} \in \mathbb{R}^{T \times d_k}\ \text{(so are } K, V)",
+    "scores": r"S^{(j)} = \frac{Q^{(j)} K^{(j)\top}}{\sqrt{d_k}}",
+    "weights": r"A^{(j)} = \mathrm{softmax}\big(S^{(j)} + M\big),\quad M_{qk} = -\infty \text{ for } k > q",
+    "z": r"z^{(j)} = A^{(j)}\, V^{(j)}",
+    "concat": r"\text{concat} = [\, z^{(1)} \mid z^{(2)} \,] \in \mathbb{R}^{T \times h d_v}",
+    "attn_out": r"\text{attn} = \text{concat}\; W_O + b_O",
+    "resid_mid": r"h_{mid} = h + \text{attn}",
+    "ln2": r"\mathrm{LN}_2(h_{mid}) = \gamma_2 \odot \frac{h_{mid} - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta_2",
+    "mlp_pre": r"\text{pre} = \mathrm{LN}_2(h_{mid})\, W_1 + b_1",
+    "mlp_post": r"\text{act} = \mathrm{GELU}(\text{pre}) = \text{pre} \cdot \Phi(\text{pre})",
+    "mlp_out": r"\text{mlp} = \text{act}\; W_2 + b_2",
+    "resid_post": r"h^{(\ell)} = h_{mid} + \text{mlp}",
+    "final": r"h^{(L)} \in \mathbb{R}^{T \times d_{model}},\quad L = 2",
+    "final_ln": r"\mathrm{LN}(h^{(2)}_T) = \gamma \odot \frac{h^{(2)}_T - \mu}{\sigma} + \beta",
+    "logits": r"\ell = \mathrm{LN}(h^{(2)}_T)\; U,\qquad U = E^\top",
+    "probs": r"p_i = \frac{\exp(\ell_i / \tau)}{\sum_j \exp(\ell_j / \tau)}",
+}
+
+
 STEP_VIEWS = {
     "ids": _step_ids,
     "h0": _step_h0,
@@ -915,6 +943,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""
         st.markdown(f"#### {row.step}{where}: {row.operation}, shape {row.live}")
+        st.latex(FORMULAS[step])
         STEP_VIEWS[step](View(model, trace, tokens, layer))
 
 

@@ -64,3 +64,24 @@ def test_the_chosen_step_survives_another_tab(server, watch):
     watch.settle()
     page.get_by_text("concat · layer 1: join 2 heads", exact=False).first.wait_for(timeout=30_000)
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_prompt_and_step_survive_switching_pages(server, watch):
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    page = watch.page
+    box = page.locator(".st-key-trace_prompt input")
+    box.fill("<BOS> the dog was")
+    box.press("Enter")
+    watch.settle()
+    page.locator('[data-testid="stRadioOption"]').filter(has_text="concat").first.click()
+    watch.settle()
+    page.get_by_role("link", name="Glossary").click()
+    page.get_by_text("Glossary").first.wait_for(timeout=30_000)
+    watch.settle()
+    page.get_by_role("link", name=SPEC.title).click()
+    page.get_by_text(SPEC.landmark).first.wait_for(timeout=30_000)
+    watch.settle()
+    assert page.locator(".st-key-trace_prompt input").input_value() == "<BOS> the dog was"
+    page.get_by_text("concat · layer 1: join 2 heads", exact=False).first.wait_for(timeout=30_000)
+    assert watch.errors == [], watch.errors

@@ -26,7 +26,6 @@ from core.analysis import (
     patch_heads,
     score_slots,
     short_label,
-    subset_label,
 )
 from core.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
 from core.world import CLASS_ADJECTIVES, NOUN_CLASS, corpus
@@ -355,7 +354,7 @@ def zero_vs_mean(model: Model) -> list[dict[str, object]]:
         mean = score_slots(model, intervention=mean_ablation(model, removed))
         rows.append(
             {
-                "heads removed": subset_label(frozenset(removed)),
+                "heads removed": heads_name(removed, len(every)),
                 "rule accuracy, zero": zero.rule_accuracy,
                 "rule accuracy, mean": mean.rule_accuracy,
                 "right class on copula slots, zero": zero.copula_class_accuracy,
@@ -425,10 +424,11 @@ def _subject_class(model: Model, words: Sequence[str]) -> tuple[str, ...]:
     return CLASS_ADJECTIVES[NOUN_CLASS[nouns[-1]]]
 
 
-def _patched_label(patched: Sequence[HeadKey], n_heads: int) -> str:
-    if not patched:
-        return "none (clean run)"
-    return "all four heads" if len(patched) == n_heads == 4 else " + ".join(short_label(h) for h in patched)
+def heads_name(removed: Sequence[HeadKey], n_heads: int) -> str:
+    """A set of heads for tables and chart axes: 'none', 'L1H1 + L2H2' or 'all four heads'."""
+    if not removed:
+        return "none"
+    return "all four heads" if len(removed) == n_heads == 4 else " + ".join(short_label(h) for h in sorted(removed))
 
 
 def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[str] = CAT) -> list[PatchRow]:
@@ -448,7 +448,7 @@ def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[s
         mass = [float(sum(probs[model.vocabulary.index(a)] for a in adj)) for adj in (source_class, target_class)]
         rows.append(
             PatchRow(
-                patched=_patched_label(patched, len(every)),
+                patched=heads_name(patched, len(every)) if patched else "none (clean run)",
                 top_token=model.vocabulary[top],
                 probability=float(probs[top]),
                 p_source_class=mass[0],

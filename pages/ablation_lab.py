@@ -343,7 +343,7 @@ def prompt_table_tab() -> None:
         height=35 * (len(shown) + 1) + 4,
         column_config={
             **three_decimals(shown),
-            "prompt": st.column_config.TextColumn(width="small"),
+            "prompt": st.column_config.TextColumn(width="medium"),
             "its probability": st.column_config.NumberColumn("probability", format="%.3f"),
             "primer": st.column_config.TextColumn(
                 "primer (printed)", help="The primer's own model: top token · its probability · p(big) + p(small)"
@@ -599,7 +599,10 @@ def zero_vs_mean_view() -> None:
     )
     chart(fig, key="zero-mean", alt="Copula class accuracy with each head zero-ablated and mean-ablated.")
     frame = pd.DataFrame(rows).round(3)
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=three_decimals(frame))
+    short = {"rule accuracy": "rule", "right class on copula slots": "copula class", "top-1 on bigram slots": "bigram"}
+    labels = {c: next((c.replace(k, v) for k, v in short.items() if c.startswith(k)), c) for c in frame.columns[1:]}
+    config = {c: st.column_config.NumberColumn(labels[c], format="%.3f") for c in frame.columns[1:]}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
     download_table(frame, name="zero vs mean ablation", key="ablation-zero-mean")
     gaps = [r["right class on copula slots, mean"] - r["right class on copula slots, zero"] for r in rows]
     k = max(range(len(rows)), key=lambda j: abs(gaps[j]))

@@ -132,7 +132,7 @@ def test_mean_ablation_with_a_constant_equals_zero_ablation_plus_that_constant(h
 
 def test_zero_vs_mean_rows():
     rows = ex.zero_vs_mean(MODEL)
-    assert [r["heads removed"] for r in rows] == ["L1H1", "L1H2", "L2H1", "L2H2", "L1H1 + L1H2 + L2H1 + L2H2"]
+    assert [r["heads removed"] for r in rows] == ["L1H1", "L1H2", "L2H1", "L2H2", "all four heads"]
     first = score_slots(MODEL, intervention=ex.configuration([HEADS[0]]))
     assert rows[0]["rule accuracy, zero"] == first.rule_accuracy
     for row in rows:

@@ -238,11 +238,17 @@ def bench(removed: tuple, off: bool, words: tuple[str, ...]) -> None:
             f"{s.n_copula_slots} copula slots, top-1 {bigram[i]:.3f} on the bigram slots; after {q(words)} it "
             f"answers {top[0][0]} ({top[0][1]:.2f}). Remove a head above to see what breaks."
         )
+    collateral = (
+        f" Here the switch also cost {bigram[base] - bigram[i]:.3f} of top-1 on predictions that never needed "
+        "attention, damage no claim about 'the rule' would have predicted."
+        if changed and bigram[base] - bigram[i] > 0
+        else ""
+    )
     explain(
         what,
         "Switching a part off and measuring what breaks is the one test that shows what a component does rather "
         "than what it looks at. An auditor holding the weights can run it on any model; a claim that a component "
-        "'does X' deserves to be asked for exactly this measurement, including what else broke.",
+        f"'does X' deserves to be asked for exactly this measurement, including what else broke.{collateral}",
     )
 
 
@@ -290,7 +296,8 @@ def both_roads() -> None:
         f"{PRIMER.identity['swap_attention_on']['value']:.3f}).",
         "The switch the engine uses to remove a head is exactly the weight edit a reviewer would make by hand, and "
         "deleting attention equals silencing it, bit for bit. So the ablation results on this page are facts about "
-        "the model, not artefacts of the tooling: an audit can reproduce them from the weights alone.",
+        f"the model, not artefacts of the tooling: an audit can reproduce them from the {MODEL.n_params} published "
+        "parameters alone.",
     )
 
 
@@ -370,10 +377,11 @@ def prompt_table_tab() -> None:
         f"{printed_off['top_token']} at {printed_off['probability']:.3f}). With {head_label(HEADS[0])} removed, "
         f"{q(cat)} answers {cat_l1.top_token} at {cat_l1.probability:.3f} (primer: "
         f"{printed_l1['top_token']} at {printed_l1['probability']:.3f}).",
-        "A damaged model does not go quiet: it answers something, often confidently. A high probability is not "
-        "evidence that a rule was applied, which is why an evaluation has to score what the answer should be, not "
-        "how sure the model sounds. These numbers also describe a damaged network, not what a model trained without "
-        "attention could learn.",
+        f"A damaged model does not go quiet: with attention off it still says {cat_off.top_token} after {q(cat)} "
+        f"with probability {cat_off.probability:.2f}, fluent, confident and wrong. A high probability is not evidence "
+        "that a rule was applied, which is why an evaluation has to score what the answer should be, not how sure "
+        "the model sounds. These numbers describe a damaged network, not what a model trained without attention "
+        "could learn.",
     )
 
 
@@ -441,9 +449,10 @@ def subsets_tab(removed: tuple, off: bool) -> None:
         f"{worst['rule accuracy (held-out)']:.2f}, bigram {worst['top-1 on bigram slots']:.3f}). {off_count} of the "
         f"{len(real)} switch the rule off (rule accuracy ≤ {ex.COLLAPSE:.1f}), including {pair_off} of the "
         f"{len(pairs)} pairs, which the primer did not search.",
-        "Testing components one at a time is cheap but can miss what only shows up in combination; a full search "
-        "is affordable here (16 settings) and not on a model with thousands of heads. When a vendor reports that "
-        "'removing component X changes nothing', ask which combinations were tried.",
+        f"Testing components one at a time is cheap but can miss what only shows up in combination. A full search "
+        f"is affordable here ({len(real) + 1} settings for {len(HEADS)} heads) and not on a real model: every extra "
+        "head doubles the count. When a vendor reports that 'removing component X changes nothing', ask which "
+        "combinations were tried.",
     )
 
 
@@ -568,9 +577,10 @@ def collateral_tab(removed: tuple, off: bool) -> None:
         f"cleanest cut is {head_label(ev.heads[clean])}: bigram {ev.bigram_top1[clean]:.3f}, copula class "
         f"{ev.class_accuracy[clean]:.2f}. Attention off leaves {s.bigram_top1[-1]:.3f} on the bigram slots (primer: "
         f"{PRIMER.collateral[None][0]:.3f}).",
-        "A probe meant to remove one capability can remove several: on a model with four heads there is no spare "
+        f"A probe meant to remove one capability can remove several: with {len(HEADS)} heads there is no spare "
         "capacity, so 'turning off X broke Y' is only evidence about Y if what else broke is reported too. Ask for "
-        "both numbers, the targeted one and the collateral one.",
+        f"both numbers, the targeted one and the collateral one: here {head_label(ev.heads[blunt])} costs "
+        f"{ev.bigram_drop[blunt]:.3f} of bigram top-1 it was never meant to touch.",
     )
 
 
@@ -608,15 +618,19 @@ def zero_vs_mean_view() -> None:
     k = max(range(len(rows)), key=lambda j: abs(gaps[j]))
     agree = sum(abs(g) < 1e-12 for g in gaps)
     r = rows[k]
+    difference = (
+        f" The largest difference is {r['heads removed']}: {r['right class on copula slots, zero']:.3f} when "
+        f"zeroed, {r['right class on copula slots, mean']:.3f} when replaced by the mean; bigram top-1 "
+        f"{r['top-1 on bigram slots, zero']:.3f} vs {r['top-1 on bigram slots, mean']:.3f}."
+        if agree < len(rows)
+        else ""
+    )
     explain(
-        f"On {agree} of {len(rows)} settings the two methods give the same copula class accuracy. The largest "
-        f"difference is {r['heads removed']}: {r['right class on copula slots, zero']:.3f} when zeroed, "
-        f"{r['right class on copula slots, mean']:.3f} when replaced by its mean; bigram top-1 "
-        f"{r['top-1 on bigram slots, zero']:.3f} vs {r['top-1 on bigram slots, mean']:.3f}.",
+        f"On {agree} of {len(rows)} settings the two methods give the same copula class accuracy.{difference}",
         "Zeroing a part pushes the model into states it never saw in training, so some of the damage is shock, not "
         "loss of function; mean ablation keeps the part's typical contribution and removes only what varies with "
-        "the input. Where the two disagree, a finding depends on the method, and a report should say which one it "
-        "used.",
+        f"the input. On {len(rows) - agree} of these {len(rows)} settings the verdict depends on the method, so a "
+        "report should say which one it used.",
     )
 
 
@@ -677,9 +691,9 @@ def neuron_view() -> None:
         what = f"No single neuron's {mode}-ablation costs a copula decision: the rule needs none of the {total} alone."
     explain(
         what,
-        "The MLP cannot move information between words, yet the rule still depends on some of its neurons: they "
-        "turn what attention carried over into the answer. A rule 'lives' in a circuit of parts, so finding one "
-        "necessary part (a head) is not finding the whole mechanism.",
+        "The MLP cannot move information between words, yet the rule still depends on "
+        f"{len(needed)} of its {total} neurons: they turn what attention carried over into the answer. A rule "
+        "'lives' in a circuit of parts, so finding one necessary part (a head) is not finding the whole mechanism.",
     )
 
 
@@ -737,7 +751,8 @@ def patching_view() -> None:
         f"{len(flips)} of the {len(singles)} single heads flip{'s' if len(flips) == 1 else ''} the answer.",
         "Ablation shows a part is needed; patching shows it carries the deciding information: transplant one part's "
         "state from another input and the answer follows it. That is the strongest causal evidence interpretability "
-        "offers today, and it is still evidence about these prompts, not a guarantee about every input.",
+        f"offers today, and it is still evidence about this pair of prompts, {q(target_words)} and "
+        f"{q(source_words)}, not a guarantee about every input.",
     )
 
 
@@ -788,8 +803,9 @@ def family_view() -> None:
         f"rule rests on one head, in {counts['several heads']} on several, and in {counts['no single head']} on no "
         f"single head.{none_text}",
         "Where a behaviour lives is a fact about one trained model, not about the architecture: retrain, and it can "
-        "move or spread out. An interpretability finding is evidence about the model that was examined; it does not "
-        "carry over to the next version without being measured again.",
+        f"move or spread out ({len({c.collapsing for c in carriers})} different answers in {len(names)} runs). An "
+        "interpretability finding is evidence about the model that was examined; it does not carry over to the next "
+        "version without being measured again.",
     )
 
 

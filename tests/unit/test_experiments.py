@@ -222,8 +222,8 @@ def test_neuron_report_lists_the_neurons_that_cost_copula_decisions():
     assert report.class_accuracy.shape == (MODEL.config.n_layers, MODEL.config.d_ff)
     expected = {tuple(map(int, i)) for i in np.argwhere(report.class_accuracy < report.baseline_class)}
     assert set(report.needed) == expected
-    if report.needed:
-        assert report.class_accuracy[report.needed[0]] == report.class_accuracy.min()
+    assert report.needed, "the trained model's rule needs at least one MLP neuron"
+    assert report.class_accuracy[report.needed[0]] == report.class_accuracy.min()
     layer, neuron = report.needed[0]
     scores = score_slots(MODEL, intervention=Intervention(neurons={(layer, neuron): 0.0}))
     assert scores.copula_class_accuracy == report.class_accuracy[layer, neuron]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import attend
+from core.attention import attend, product_for
 from core.transformer import Model, forward
 
 
@@ -90,8 +90,13 @@ def _weights(model: Model) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 
 
 def generate(model: Model, embeddings: np.ndarray, prefill: int, *, scale: bool = True) -> Generation:
-    """Prefill the first `prefill` rows of `embeddings` (T × d_model), then feed the others one at a time."""
+    """Prefill the first `prefill` rows of `embeddings` (T × d_model), then feed the others one at a time.
+
+    With the config's `ordered_sums` (the §5 example's), every step matches the full pass to the last bit.
+    """
     W_Q, W_K, W_V, W_O = _weights(model)
+    ordered = model.config.ordered_sums
+    times = product_for(ordered)
     X = np.asarray(embeddings, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != W_Q.shape[0] or not np.isfinite(X).all():
         raise ValueError(f"embeddings must be a T × {W_Q.shape[0]} matrix of finite numbers")
@@ -103,17 +108,17 @@ def generate(model: Model, embeddings: np.ndarray, prefill: int, *, scale: bool 
     bounds = [(0, prefill)] + [(t, t + 1) for t in range(prefill, T)]
     for index, (start, stop) in enumerate(bounds):
         x = X[start:stop]
-        q = x @ W_Q
-        k_cache = np.vstack([k_cache, x @ W_K])
-        v_cache = np.vstack([v_cache, x @ W_V])
-        # A prefill block needs the causal mask among its own rows; a single new row may read every cached row.
-        steps.append(_step(index, start, stop, q, k_cache, v_cache, x, W_O, scale, causal=index == 0))
+        q = times(x, W_Q)
+        k_cache = np.vstack([k_cache, times(x, W_K)])
+        v_cache = np.vstack([v_cache, times(x, W_V)])
+        steps.append(_step(index, start, stop, q, k_cache, v_cache, x, W_O, scale, ordered))
     return Generation(steps=tuple(steps))
 
 
-def _step(index, start, stop, q, k_cache, v_cache, x, W_O, scale, causal) -> CacheStep:
-    heads = attend(q, k_cache, v_cache, scale=scale, causal=causal)
-    out = x + heads["z"] @ W_O
+def _step(index, start, stop, q, k_cache, v_cache, x, W_O, scale, ordered) -> CacheStep:
+    # The new rows are the newest of the cached positions: the causal mask lets each read itself and the past.
+    heads = attend(q, k_cache, v_cache, scale=scale, causal=True, ordered=ordered)
+    out = x + product_for(ordered)(heads["z"], W_O)
     d_model, d_head = x.shape[1], q.shape[1]
     arrays = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "pattern": heads["pattern"], "out": out}
     for array in arrays.values():

@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from core.attention import attend, softmax
+from core.attention import attend, product_for, softmax
 from core.primer import hand_example
 
 Trace = Mapping[str, np.ndarray]
@@ -39,6 +39,9 @@ class Config:
     biases: bool = True  # b_Q, b_K, b_V, b_O, b_1, b_2
     readout: bool = True  # final LN (if layer_norm), tied unembedding U = Eᵀ, softmax
     ln_eps: float = 1e-5
+    # Sum the attention path's products in one fixed order (core.attention.matmul) instead of BLAS, so a KV-cache
+    # step reproduces the full pass to the last bit; BLAS is ~2× faster, which the trained model's sweeps use.
+    ordered_sums: bool = False
 
 
 PRIMER_CONFIG = Config(vocab_size=20, d_model=6, n_heads=2, d_head=3, n_layers=2, d_ff=8)
@@ -52,6 +55,7 @@ HAND_CONFIG = Config(
     positions=False,
     biases=False,
     readout=False,
+    ordered_sums=True,
 )
 
 
@@ -319,10 +323,13 @@ def _attention_block(
     batch, T, _ = resid.shape
     h, d_head = config.n_heads, config.d_head
     normed = _norm(model, f"{prefix}.ln1", resid, trace)
+    # One projection for Q, K and V side by side (one fixed-order product instead of three), then split.
+    W = np.concatenate([p[f"{prefix}.attn.W_{name}"] for name in "QKV"], axis=1)
+    b = np.concatenate([p[f"{prefix}.attn.b_{name}"] for name in "QKV"]) if config.biases else 0.0
+    projected = np.split(product_for(config.ordered_sums)(normed, W) + b, 3, axis=-1)
     heads = {}
-    for name in ("q", "k", "v"):
-        projected = normed @ p[f"{prefix}.attn.W_{name.upper()}"] + _bias(model, f"{prefix}.attn.b_{name.upper()}")
-        heads[name] = projected.reshape(batch, T, h, d_head)
+    for name, block in zip(("q", "k", "v"), projected, strict=True):
+        heads[name] = block.reshape(batch, T, h, d_head)
         trace[f"{prefix}.attn.hook_{name}"] = heads[name]
     lanes = {name: np.swapaxes(value, 1, 2) for name, value in heads.items()}  # batch, head, T, d_head
     steps = attend(
@@ -332,6 +339,7 @@ def _attention_block(
         scale=scale,
         causal=causal,
         key_padding=None if padding is None else padding[:, None, :],
+        ordered=config.ordered_sums,
     )
     for step in ("attn_scores_raw", "attn_scores", "attn_scores_masked", "pattern"):
         trace[f"{prefix}.attn.hook_{step}"] = steps[step]
@@ -347,7 +355,7 @@ def _attention_block(
         W_O, b_O = np.zeros_like(W_O), np.zeros_like(b_O)
     elif any(head_layer == layer for head_layer, _ in intervention.zero_heads):
         W_O = zero_head_rows(W_O, [head for head_layer, head in intervention.zero_heads if head_layer == layer], d_head)
-    trace[f"{prefix}.hook_attn_out"] = concat @ W_O + b_O
+    trace[f"{prefix}.hook_attn_out"] = product_for(config.ordered_sums)(concat, W_O) + b_O
     return trace[f"{prefix}.hook_attn_out"]
 
 

@@ -79,6 +79,11 @@ class ShapeRow:
         return f"{text} each, ×{self.heads}" if self.heads > 1 else text
 
 
+def layer_mark(layer: int) -> str:
+    """The primer's superscript layer index, e.g. 2 -> '⁽²⁾' (h⁽²⁾ is the residual stream after layer 2)."""
+    return f"⁽{str(layer).translate(str.maketrans('0123456789', '⁰¹²³⁴⁵⁶⁷⁸⁹'))}⁾"
+
+
 LAYER_ROWS = frozenset(
     {"ln1", "qkv", "heads", "scores", "weights", "z", "concat", "attn_out", "resid_mid", "ln2"}
     | {"mlp_pre", "mlp_post", "mlp_out", "resid_post"}
@@ -109,7 +114,15 @@ def shape_table(config: Config, T: int, layer: int = 0) -> list[ShapeRow]:
         ("mlp_post", "MLP activation", "GELU", "T × d_ff", (T, ff), 1, f"{b}.mlp.hook_post"),
         ("mlp_out", "MLP output", "· W_2 + b_2", "T × d_model", (T, d), 1, f"{b}.hook_mlp_out"),
         ("resid_post", "h⁽ℓ⁾, the layer's output", "h_mid + MLP", "T × d_model", (T, d), 1, f"{b}.hook_resid_post"),
-        ("final", f"h⁽{last}⁾", "final hidden state", "T × d_model", (T, d), 1, f"blocks.{last - 1}.hook_resid_post"),
+        (
+            "final",
+            f"h{layer_mark(last)}",
+            "final hidden state",
+            "T × d_model",
+            (T, d),
+            1,
+            f"blocks.{last - 1}.hook_resid_post",
+        ),
         ("final_ln", "final LayerNorm", "row by row", "T × d_model", (T, d), 1, "ln_final.hook_normalized"),
         ("logits", "last row · U", "unembedding", "[V]", (V,), 1, "hook_logits"),
         ("probs", "softmax", "distribution", "[V]", (V,), 1, "hook_probs"),

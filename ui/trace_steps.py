@@ -34,6 +34,7 @@ from core.trace_views import (
     head_blocks,
     head_labels,
     largest_entry,
+    layer_mark,
     lens_probabilities,
     pair_frequencies,
     parse_prompt,
@@ -387,9 +388,19 @@ def _panel(values: np.ndarray, title: str, rows: list[str], columns: list[str], 
     return {"matrix": values, "title": title, "rows": rows, "columns": columns, "key": key, "alt": title, **extra}
 
 
-def _grid(panels: Sequence[dict], per_row: int = 2) -> None:
-    """Draw matrices per_row to a row (one per row once a matrix is wider or taller than 8, so cells stay legible)."""
-    if max(max(len(p["columns"]), len(p["rows"])) for p in panels) > 8:
+def _grid(panels: Sequence[dict], per_row: int = 2, proportional: bool = False) -> None:
+    """Draw matrices per_row to a row, one per row once a matrix is wider than 6 or taller than 8 columns, so cells
+    stay legible. `proportional` stacks them with widths proportional to their columns: equal cells, so a 6 → 8
+    widening is seen as a wider matrix."""
+    widest, tallest = (max(len(p[axis]) for p in panels) for axis in ("columns", "rows"))
+    if proportional:
+        for panel in panels:
+            width = len(panel["columns"]) + 2  # + room for the row labels
+            slot = st.columns([width, widest + 2 - width])[0] if width < widest + 2 else st.container()
+            with slot:
+                _matrix(**panel)
+        return
+    if tallest > 8 or widest > 6:
         per_row = 1
     for start in range(0, len(panels), per_row):
         for column, panel in zip(st.columns(per_row), panels[start : start + per_row], strict=False):
@@ -515,7 +526,7 @@ def _step_norm(v: View, which: str) -> None:
     first = which == "ln1"
     source = v.hook("hook_resid_pre" if first else "hook_resid_mid")
     normed, p = v.hook(f"{which}.hook_normalized"), v.model.params
-    name = ("h⁰" if v.layer == 0 else f"h⁽{v.layer}⁾") if first else "h_mid"
+    name = ("h⁰" if v.layer == 0 else f"h{layer_mark(v.layer)}") if first else "h_mid"
     label = "LN₁" if first else "LN₂"
     mean, std = row_moments(source)
     gamma, beta = p[f"{v.block}.{which}.gamma"], p[f"{v.block}.{which}.beta"]
@@ -555,7 +566,7 @@ def _step_qkv(v: View) -> None:
     explain(
         f"Columns 1–{c.d_head} of each matrix belong to head 1, the rest to head 2 (the thick line). The largest "
         f"query entry is {value:.3f}, for {v.tokens[r]} in head {col // c.d_head + 1}.",
-        f"{link('multi-head')} attention is one matrix multiply carved into lanes: several questions asked in "
+        f"{link('multi-head')} is one matrix multiply carved into lanes: several questions asked in "
         "parallel for the price of one.",
     )
 
@@ -677,7 +688,7 @@ def _step_add(v: View, which: str) -> None:
         parts = (
             (v.hook("hook_resid_mid"), "h_mid"),
             (v.hook("hook_mlp_out"), "MLP"),
-            (v.hook("hook_resid_post"), f"h⁽{v.n}⁾"),
+            (v.hook("hook_resid_post"), f"h{layer_mark(v.n)}"),
         )
     (before, x), (write, w), (after, y) = parts
     _did(f"Added the {w} write-back to the stream: {y} = {x} + {w}, still {T} × {d}.")
@@ -710,13 +721,14 @@ def _step_mlp(v: View, which: str) -> None:
         }[which]
     )
     _grid(
-        [_panel(values, title, v.rows, labels, f"tr-{which}-{i}") for i, (values, title, labels) in enumerate(panels)]
+        [_panel(values, title, v.rows, labels, f"tr-{which}-{i}") for i, (values, title, labels) in enumerate(panels)],
+        proportional=True,
     )
     lowest = np.unravel_index(int(np.argmin(pre)), pre.shape)
     explain(
         f"The width goes {c.d_model} → {c.d_ff} → {c.d_model} inside the block: {int((pre < 0).sum())} of the "
         f"{pre.size} pre-activation entries are negative, and GELU maps the most negative, {pre[lowest]:.3f}, to "
-        f"{post[lowest]:.3f}.",
+        f"{post[lowest] + 0.0:.3f}" + (", a tiny negative number." if post[lowest] < 0 else "."),
         f"The {link('mlp')} refines each token on its own, row by row; it is the model's only non-linear step and it "
         "never looks at other tokens.",
     )
@@ -729,7 +741,7 @@ def _step_final(v: View) -> None:
     _grid(
         [
             _panel(h0, "h⁰ (start)", v.rows, v.cols, "tr-final-h0"),
-            _panel(h2, f"h⁽{c.n_layers}⁾ (end)", v.rows, v.cols, "tr-final-h2"),
+            _panel(h2, f"h{layer_mark(c.n_layers)} (end)", v.rows, v.cols, "tr-final-h2"),
         ]
     )
     explain(
@@ -744,7 +756,10 @@ def _step_final_ln(v: View) -> None:
     h2, normed = v.trace[f"blocks.{c.n_layers - 1}.hook_resid_post"], v.trace["ln_final.hook_normalized"]
     mean, std = row_moments(h2[-1:])
     gamma = p["ln_final.gamma"]
-    _did(f"Normalised the last row of h⁽{c.n_layers}⁾, multiplied by the learned scale γ and added the shift β.")
+    _did(
+        f"Normalised the last row of h{layer_mark(c.n_layers)}, multiplied it by the learned scale γ and added the "
+        "learned shift β."
+    )
     lines = np.stack([h2[-1], gamma, p["ln_final.beta"], normed[-1]])
     labels = ["h²_last", "γ", "β", "LN(h²)_last"]
     _matrix(
@@ -778,7 +793,7 @@ def _step_logits(v: View) -> None:
     fig = bars(
         vocab,
         logits,
-        title=f"logits after '{_fmt(v.tokens)}'  ([{len(vocab)}])",
+        title=f"logits after '{_fmt(v.tokens)}'  (shape [{len(vocab)}])",
         highlight=[t == ranked[0].token for t in vocab],
         value_format=".2f",
         height=360,
@@ -809,21 +824,18 @@ def _step_probs(v: View) -> None:
     )
     probs, table = softmax(logits, temperature=tau), top_k(logits, vocab, 5, tau)
     _did(f"softmax(logits / τ) with τ = {tau:.1f}: {len(vocab)} probabilities that sum to 1.")
-    a, b = st.columns([3, 2])
-    with a:
-        fig = bars(
-            vocab,
-            probs,
-            title=f"next-token probabilities, τ = {tau:.1f}  ([{len(vocab)}])",
-            highlight=[t == table[0].token for t in vocab],
-            y_range=(0, 1.1),
-            height=360,
-        )
-        chart(fig, key="tr-probs", alt="Next-token probabilities")
-        download_matrix(probs[None], ["probability"], vocab, name="probabilities", key="tr-probs")
-    with b:
-        st.markdown("**Top 5**")
-        top_table(table, key="tr-top5")
+    fig = bars(
+        vocab,
+        probs,
+        title=f"next-token probabilities over all {len(vocab)} tokens, τ = {tau:.1f}  (shape [{len(vocab)}])",
+        highlight=[t == table[0].token for t in vocab],
+        y_range=(0, 1.1),
+        height=360,
+    )
+    chart(fig, key="tr-probs", alt="Next-token probabilities")
+    download_matrix(probs[None], ["probability"], vocab, name="probabilities", key="tr-probs")
+    st.markdown("**Top 5**")
+    top_table(table, key="tr-top5")
     explain(
         f"After '{_fmt(v.tokens)}' the model puts {table[0].probability:.3f} on {table[0].token}, then "
         f"{table[1].probability:.3f} on {table[1].token} (τ = {tau:.1f}).",
@@ -860,8 +872,8 @@ FORMULAS = {
     "h0": r"h^{(0)} = E[\text{ids}] + PE,\; PE_{p,2i} = \sin(p\,\omega_i),\;"
     r"PE_{p,2i+1} = \cos(p\,\omega_i),\; \omega_i = 10000^{-2i/d}",
     "ln1": r"\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta\;\text{(per row)}",
-    "qkv": r"Q = \mathrm{LN}_1(h)\,W_Q + b_Q,\quad K = \mathrm{LN}_1(h)\,W_K + b_K,\quad"
-    r"V = \mathrm{LN}_1(h)\,W_V + b_V",
+    "qkv": r"Q = \mathrm{LN}_1(h)\,W_Q + b_Q \quad \text{(likewise } K \text{ with } W_K, b_K \text{ and } V"
+    r"\text{ with } W_V, b_V)",
     "heads": r"Q = [\,Q^{(1)} \mid Q^{(2)}\,],\quad Q^{(j)} \in \mathbb{R}^{T \times d_k}\ \text{(so are } K, V)",
     "scores": r"S^{(j)} = \frac{Q^{(j)} K^{(j)\top}}{\sqrt{d_k}}",
     "weights": r"A^{(j)} = \mathrm{softmax}\big(S^{(j)} + M\big),\quad M_{qk} = -\infty \text{ for } k > q",

@@ -71,7 +71,9 @@ class Server:
             "--server.fileWatcherType",
             "none",
         ]
-        self.log = (ARTIFACTS / f"server-{self.port}.log").open("w")
+        logs = ARTIFACTS / "server-logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        self.log = (logs / f"{self.port}.log").open("w")
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:

@@ -506,3 +506,129 @@ def bar_panels(
             }
         )
     return go.Figure(data=data, layout=layout)
+
+
+LINE_COLOURS = ("#1f5f99", "#b35900", "#4d8f3a", "#7a4a9c", "#a9b4c2", "#c23b3b", "#2a9d8f", "#6b6b6b")
+
+
+def _plain_layout(title: str, height: int, **extra: object) -> dict:
+    """layout() with the legend under the plot and no plotly template (Streamlit themes charts in the browser, and
+    plotly's default template is ~6 kB of every chart's JSON)."""
+    return layout(
+        title, height, legend={"orientation": "h", "y": -0.3, "x": 0, "yanchor": "top"}, template="none", **extra
+    )
+
+
+def block_lines(fig: go.Figure, *, column_breaks: Sequence[int] = (), row_breaks: Sequence[int] = ()) -> go.Figure:
+    """Thick dividers on a category-axis heatmap before the given column / row indices (e.g. a head boundary)."""
+    line = {"color": "#1b1f24", "width": 4}
+    shapes = [
+        {"type": "line", "xref": "x", "yref": "paper", "x0": i - 0.5, "x1": i - 0.5, "y0": 0, "y1": 1, "line": line}
+        for i in column_breaks
+    ] + [
+        {"type": "line", "xref": "paper", "yref": "y", "y0": i - 0.5, "y1": i - 0.5, "x0": 0, "x1": 1, "line": line}
+        for i in row_breaks
+    ]
+    if shapes:
+        fig.update_layout(shapes=shapes)
+    return fig
+
+
+def line_chart(
+    x: Sequence[object],
+    series: dict[str, Sequence[float]],
+    *,
+    title: str,
+    x_title: str = "",
+    y_title: str = "",
+    marker: tuple[object, str] | None = None,
+    marker_low: bool = False,
+    y_range: tuple[float, float] | None = None,
+    height: int = 360,
+) -> go.Figure:
+    """Lines with markers, one per named series (solid, dotted, dashed … so overlapping lines stay visible);
+    `marker=(x, label)` draws a labelled dashed vertical line there, its label at the top (or bottom if marker_low).
+    """
+    data = [
+        {
+            "type": "scatter",
+            "x": list(x),
+            "y": list(values),
+            "mode": "lines+markers",
+            "name": name,
+            "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)], "dash": ("solid", "dot", "dash", "dashdot")[i % 4]},
+            "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+        }
+        for i, (name, values) in enumerate(series.items())
+    ]
+    spec = _plain_layout(
+        title,
+        height,
+        xaxis={"title": {"text": x_title}},
+        yaxis={"title": {"text": y_title}, **({"range": list(y_range)} if y_range else {})},
+    )
+    if marker is not None:
+        spec["shapes"] = [
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": marker[0],
+                "x1": marker[0],
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#b35900", "width": 2, "dash": "dash"},
+            }
+        ]
+        spec["annotations"] = [
+            {
+                "x": marker[0],
+                "y": 0.04 if marker_low else 0.98,
+                "xref": "x",
+                "yref": "paper",
+                "text": marker[1],
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "bottom" if marker_low else "top",
+                "xshift": 4,
+                "bgcolor": "rgba(255,255,255,0.85)",
+                "font": {"color": "#b35900"},
+            }
+        ]
+    return go.Figure({"data": data, "layout": spec})
+
+
+def trajectories(
+    paths: dict[str, np.ndarray],
+    stage_labels: Sequence[str],
+    *,
+    title: str,
+    x_title: str = "",
+    y_title: str = "",
+    height: int = 420,
+) -> go.Figure:
+    """One 2-D path per named item (stages × 2 points): a filled circle at the start, a triangle at the end."""
+    data = []
+    for i, (name, points) in enumerate(paths.items()):
+        points = np.asarray(points, dtype=np.float64)
+        symbols = ["circle"] + ["circle-open"] * (len(points) - 2) + ["triangle-up"]
+        data.append(
+            {
+                "type": "scatter",
+                "x": points[:, 0],
+                "y": points[:, 1],
+                "mode": "lines+markers",
+                "name": name,
+                "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
+                "marker": {"size": 11, "symbol": symbols[: len(points)]},
+                "customdata": list(stage_labels),
+                "hovertemplate": f"{name}<br>%{{customdata}}<br>(%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
+            }
+        )
+    spec = _plain_layout(
+        title,
+        height,
+        xaxis={"title": {"text": x_title}, "zeroline": False},
+        yaxis={"title": {"text": y_title}, "zeroline": False, "scaleanchor": "x", "scaleratio": 1},
+    )
+    return go.Figure({"data": data, "layout": spec})

@@ -52,7 +52,7 @@ from core.trace_views import (
 from core.transformer import Model, Trace, forward
 from core.weights import trained_model, training_log
 from core.world import sentence_types
-from ui.figures import FONT, bars, heatmap
+from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
 from ui.glossary import link, tip
 from ui.widgets import chart, explain, matrix_frame
 
@@ -94,174 +94,6 @@ def _presets() -> dict[str, str]:
 
 
 DEFAULT_PROMPT = next(iter(_presets()))
-
-
-# ---------------------------------------------------------------- figure builders
-# Built as one plotly constructor call each (plotly validates once; several times faster than update_* calls).
-
-LINE_COLOURS = ("#1f5f99", "#b35900", "#4d8f3a", "#7a4a9c", "#a9b4c2", "#c23b3b", "#2a9d8f", "#6b6b6b")
-
-
-def _base_layout(title: str, height: int, **extra: object) -> dict:
-    return {
-        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
-        "height": height,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "font": FONT,
-        "paper_bgcolor": "rgba(0,0,0,0)",
-        "legend": {"orientation": "h", "y": -0.3, "x": 0, "yanchor": "top"},
-        "template": "none",  # Streamlit applies its theme in the browser; plotly's default template is 6 kB a chart
-        **extra,
-    }
-
-
-def block_lines(fig: go.Figure, *, column_breaks: Sequence[int] = (), row_breaks: Sequence[int] = ()) -> go.Figure:
-    """Thick dividers on a category-axis heatmap before the given column / row indices (e.g. a head boundary)."""
-    line = {"color": "#1b1f24", "width": 4}
-    shapes = [
-        {"type": "line", "xref": "x", "yref": "paper", "x0": i - 0.5, "x1": i - 0.5, "y0": 0, "y1": 1, "line": line}
-        for i in column_breaks
-    ] + [
-        {"type": "line", "xref": "paper", "yref": "y", "y0": i - 0.5, "y1": i - 0.5, "x0": 0, "x1": 1, "line": line}
-        for i in row_breaks
-    ]
-    if shapes:
-        fig.update_layout(shapes=shapes)
-    return fig
-
-
-def line_chart(
-    x: Sequence[object],
-    series: dict[str, Sequence[float]],
-    *,
-    title: str,
-    x_title: str = "",
-    y_title: str = "",
-    marker: tuple[object, str] | None = None,
-    marker_low: bool = False,
-    y_range: tuple[float, float] | None = None,
-    height: int = 360,
-) -> go.Figure:
-    """Lines with markers, one per named series (solid, dotted, dashed … so overlapping lines stay visible);
-    `marker=(x, label)` draws a labelled dashed vertical line there, its label at the top (or bottom if marker_low).
-    """
-    data = [
-        {
-            "type": "scatter",
-            "x": list(x),
-            "y": list(values),
-            "mode": "lines+markers",
-            "name": name,
-            "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)], "dash": ("solid", "dot", "dash", "dashdot")[i % 4]},
-            "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
-        }
-        for i, (name, values) in enumerate(series.items())
-    ]
-    layout = _base_layout(
-        title,
-        height,
-        xaxis={"title": {"text": x_title}},
-        yaxis={"title": {"text": y_title}, **({"range": list(y_range)} if y_range else {})},
-    )
-    if marker is not None:
-        layout["shapes"] = [
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": marker[0],
-                "x1": marker[0],
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": "#b35900", "width": 2, "dash": "dash"},
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "x": marker[0],
-                "y": 0.04 if marker_low else 0.98,
-                "xref": "x",
-                "yref": "paper",
-                "text": marker[1],
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom" if marker_low else "top",
-                "xshift": 4,
-                "bgcolor": "rgba(255,255,255,0.85)",
-                "font": {"color": "#b35900"},
-            }
-        ]
-    return go.Figure({"data": data, "layout": layout})
-
-
-def grouped_bars(
-    labels: Sequence[str],
-    series: dict[str, Sequence[float]],
-    *,
-    title: str,
-    y_title: str = "",
-    y_range: tuple[float, float] | None = None,
-    height: int = 380,
-) -> go.Figure:
-    """Bars of several named series side by side per label, values printed on the bars."""
-    data = [
-        {
-            "type": "bar",
-            "x": list(labels),
-            "y": list(values),
-            "name": name,
-            "marker": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
-            "text": [f"{v:.3f}" for v in values],
-            "textposition": "outside",
-            "cliponaxis": False,
-            "hovertemplate": f"{name}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
-        }
-        for i, (name, values) in enumerate(series.items())
-    ]
-    layout = _base_layout(
-        title,
-        height,
-        barmode="group",
-        xaxis={"type": "category"},
-        yaxis={"title": {"text": y_title}, **({"range": list(y_range)} if y_range else {})},
-    )
-    return go.Figure({"data": data, "layout": layout})
-
-
-def trajectories(
-    paths: dict[str, np.ndarray],
-    stage_labels: Sequence[str],
-    *,
-    title: str,
-    x_title: str = "",
-    y_title: str = "",
-    height: int = 420,
-) -> go.Figure:
-    """One 2-D path per named item (stages × 2 points): a filled circle at the start, a triangle at the end."""
-    data = []
-    for i, (name, points) in enumerate(paths.items()):
-        points = np.asarray(points, dtype=np.float64)
-        symbols = ["circle"] + ["circle-open"] * (len(points) - 2) + ["triangle-up"]
-        data.append(
-            {
-                "type": "scatter",
-                "x": points[:, 0],
-                "y": points[:, 1],
-                "mode": "lines+markers",
-                "name": name,
-                "line": {"color": LINE_COLOURS[i % len(LINE_COLOURS)]},
-                "marker": {"size": 11, "symbol": symbols[: len(points)]},
-                "customdata": list(stage_labels),
-                "hovertemplate": f"{name}<br>%{{customdata}}<br>(%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
-            }
-        )
-    layout = _base_layout(
-        title,
-        height,
-        xaxis={"title": {"text": x_title}, "zeroline": False},
-        yaxis={"title": {"text": y_title}, "zeroline": False, "scaleanchor": "x", "scaleratio": 1},
-    )
-    return go.Figure({"data": data, "layout": layout})
 
 
 # ---------------------------------------------------------------- prompt builder
@@ -1060,8 +892,10 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     probes = [_probe(prompt) for prompt in COPULA_PROBES]
     adjectives = [word for pair in (probes[0].adjectives, probes[1].adjectives) for word in pair]
     labels = [f"{_fmt(p.prompt[1:])} …<br>class mass {p.class_mass:.3f}" for p in probes]
-    series = {word: [float(p.probs[vocab.index(word)]) for p in probes] for word in adjectives}
-    fig = grouped_bars(labels, series, title="next-word probability of each adjective", y_range=(0, 1.15), height=400)
+    series = [(word, [float(p.probs[vocab.index(word)]) for p in probes]) for word in adjectives]
+    fig = grouped_bars(
+        labels, series, title="next-word probability of each adjective", value_format=".3f", y_range=(0, 1.15)
+    )
     chart(fig, key="tr-cop", alt="Probability of big, small, red and blue after four copula prompts")
     download_matrix(
         np.stack([p.probs for p in probes]), [_fmt(p.prompt) for p in probes], vocab, name="distributions", key="tr-cop"

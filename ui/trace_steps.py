@@ -978,8 +978,9 @@ def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         f"reached 1 at step {first}"
         + (f" and has stayed there since step {stays}." if stays is not None else ".")
         + " It moves in fifths: five held-out types carry a copula.",
-        "The loss cannot fall to 0 because the world itself is uncertain (after 'the cat is', big and small are "
-        "both right). The rule appears early and abruptly, a pattern real models show at much larger scale.",
+        "The loss cannot fall to 0 because the world itself leaves choices open (after 'the cat is', big and small "
+        "are both right). A single end-of-training score hides this history: the rule was learnt, could wobble, and "
+        "settled; a second training run would tell the same story with different details.",
     )
     kinds = sentence_types()
     frame = pd.DataFrame(

@@ -7,11 +7,12 @@ Default state = the primer's own example: <BOS> the cat is with layer 1, head 1 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import experiments as ex
-from core.analysis import ablation_sweep, family_sweep, head_label, heads, next_token_table, short_label
+from core.analysis import Sweep, ablation_sweep, family_sweep, head_label, heads, next_token_table, short_label
 from core.weights import family, trained_model
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link, tip
@@ -40,7 +41,7 @@ NOT_PRINTED = "—"
 
 # --------------------------------------------------------------------------------------------------- cached engine
 @st.cache_data(show_spinner=False)
-def sweep() -> object:
+def sweep() -> Sweep:
     """All 16 head subsets plus attention off on the trained model (one batched pass)."""
     return ablation_sweep(MODEL)
 
@@ -53,21 +54,25 @@ def prediction(words: tuple[str, ...], removed: tuple[tuple[int, int], ...], off
 
 @st.cache_data(show_spinner=False)
 def identity_rows() -> list[ex.Check]:
+    """Appendix A's identity checks on the trained model."""
     return list(ex.identity_checks(MODEL))
 
 
 @st.cache_data(show_spinner=False)
-def road_rows() -> dict[str, object]:
+def road_rows() -> dict[str, np.ndarray]:
+    """The 20 logits by attention on, Method 1, Method 2 and the swapped noun."""
     return ex.road_logits(MODEL)
 
 
 @st.cache_data(show_spinner=False)
 def prompt_rows() -> list[ex.PromptRow]:
+    """The prompt table: both prompts, attention on, off and each head removed."""
     return ex.prompt_table(MODEL)
 
 
 @st.cache_data(show_spinner=False)
-def attention_rows(words: tuple[str, ...]) -> object:
+def attention_rows(words: tuple[str, ...]) -> np.ndarray:
+    """The last token's attention row in every head (the demo heatmap)."""
     return ex.query_attention(MODEL, words)
 
 
@@ -82,16 +87,19 @@ def family_results() -> tuple[tuple[str, ...], list[ex.Carriers]]:
 
 @st.cache_data(show_spinner=False)
 def zero_mean_rows() -> list[dict]:
+    """Each head (and all four) zero- and mean-ablated."""
     return ex.zero_vs_mean(MODEL)
 
 
 @st.cache_data(show_spinner="Ablating each MLP neuron in turn…")
 def neurons(mode: str) -> ex.NeuronReport:
+    """Every MLP neuron ablated alone, by zero or mean."""
     return ex.neuron_report(MODEL, mode)
 
 
 @st.cache_data(show_spinner=False)
 def patch_rows(target: tuple[str, ...], source: tuple[str, ...]) -> list[ex.PatchRow]:
+    """Activation patching of the target prompt from the source prompt."""
     return ex.patching_table(MODEL, target, source)
 
 
@@ -103,14 +111,10 @@ def q(words: tuple[str, ...] | str) -> str:
 
 
 def setting_name(removed: tuple, off: bool) -> str:
+    """'L1H1 + L2H2 removed', 'nothing removed' or 'attention off' for running text."""
     if off:
         return "attention off"
     return " + ".join(short_label(h) for h in removed) + " removed" if removed else "nothing removed"
-
-
-def heads_text(items: tuple) -> str:
-    names = [head_label(h) for h in items]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def three_decimals(frame: pd.DataFrame) -> dict[str, object]:
@@ -123,6 +127,7 @@ def three_decimals(frame: pd.DataFrame) -> dict[str, object]:
 
 
 def primer_value(value: float | None, fmt: str = ".3f") -> str:
+    """A printed primer number, or a dash where the primer printed none."""
     return NOT_PRINTED if value is None else format(value, fmt)
 
 
@@ -151,6 +156,7 @@ def resolve_prompt(choice: str) -> tuple[str, ...]:
 
 
 def controls() -> tuple[tuple, bool, tuple[str, ...]]:
+    """The bench's controls (all in the URL): heads removed, attention off, the prompt."""
     chosen = st.pills(
         "Heads removed (their rows of W_O set to 0)",
         list(BY_SHORT),
@@ -188,6 +194,7 @@ def controls() -> tuple[tuple, bool, tuple[str, ...]]:
 
 # --------------------------------------------------------------------------------------------------- bench
 def bench(removed: tuple, off: bool, words: tuple[str, ...]) -> None:
+    """The bench's read-out: the three measures and the prediction, against the trained model."""
     s = sweep()
     i, base = ex.sweep_index(s, removed, off), ex.sweep_index(s)
     changed = i != base
@@ -254,6 +261,7 @@ def bench(removed: tuple, off: bool, words: tuple[str, ...]) -> None:
 
 # --------------------------------------------------------------------------------------------------- ① both roads
 def both_roads() -> None:
+    """① Method 1 vs Method 2, the head-ablation identity and the cat/mat swap, beside the primer."""
     st.markdown(
         "Appendix A disables attention two ways. **Method 1** deletes the attention blocks; **Method 2** keeps them "
         "but sets the write-back to zero, so whatever the heads compute adds nothing to the residual stream."
@@ -302,15 +310,18 @@ def both_roads() -> None:
 
 
 def brief(check: ex.Check) -> str:
+    """A check in running text."""
     return "every bit equal" if check.identical else f"max |Δ| = {check.max_abs_delta:.3g}"
 
 
 def _primer_check(row: dict) -> str:
+    """A printed identity row as the primer prints it."""
     return "0 (identical to the last bit)" if row["identical"] else f"{row['value']:.3f}"
 
 
 # --------------------------------------------------------------------------------------------------- ② prompt table
 def prompt_table_tab() -> None:
+    """② The primer's prompt table, extended to every single head, its printed rows beside ours."""
     rows = prompt_rows()
     printed = {(r["prompt"], r["configuration"]): r for r in PRIMER.prompt_rows}
     frame = pd.DataFrame(
@@ -396,6 +407,7 @@ def _highlight(row: pd.Series) -> list[str]:
 
 
 def subsets_tab(removed: tuple, off: bool) -> None:
+    """③ All 16 head subsets and attention off, best and worst highlighted."""
     s = sweep()
     rows = ex.subset_table(s)
     selected = ex.sweep_index(s, removed, off)
@@ -458,6 +470,7 @@ def subsets_tab(removed: tuple, off: bool) -> None:
 
 # --------------------------------------------------------------------------------------------------- ④ patterns
 def patterns_tab(words: tuple[str, ...]) -> None:
+    """④ What a head looks at next to what breaks without it, and the verdict the data supports."""
     s = sweep()
     evidence = ex.head_evidence(s)
     names = [head_label(h) for h in evidence.heads]
@@ -531,6 +544,7 @@ def patterns_tab(words: tuple[str, ...]) -> None:
 
 # --------------------------------------------------------------------------------------------------- ⑤ collateral
 def collateral_tab(removed: tuple, off: bool) -> None:
+    """⑤ Collateral (bigram) vs targeted (copula) damage per configuration, the primer's values as markers."""
     s = sweep()
     settings = [((), False), *(((h,), False) for h in HEADS), ((), True)]
     if (removed, off) not in settings and not off:
@@ -586,6 +600,7 @@ def collateral_tab(removed: tuple, off: bool) -> None:
 
 # --------------------------------------------------------------------------------------------------- ⑥ beyond
 def beyond_tab() -> None:
+    """⑥ The experiments the primer did not run, one at a time."""
     choice = st.segmented_control(
         "Experiment", BEYOND, default=BEYOND[0], key="beyond", bind="query-params", required=True
     )
@@ -598,6 +613,7 @@ def beyond_tab() -> None:
 
 
 def zero_vs_mean_view() -> None:
+    """Zero ablation against mean ablation, per head."""
     rows = zero_mean_rows()
     fig = grouped_bars(
         [r["heads removed"] for r in rows],
@@ -635,6 +651,7 @@ def zero_vs_mean_view() -> None:
 
 
 def neuron_view() -> None:
+    """Which MLP neurons the copula rule needs."""
     mode = st.radio(
         "Ablate each neuron by",
         ["zero", "mean"],
@@ -698,6 +715,7 @@ def neuron_view() -> None:
 
 
 def patching_view() -> None:
+    """Run one prompt with head outputs copied from another: does the answer follow?"""
     left, right = st.columns(2)
     target = left.selectbox("Run this prompt", PROMPTS[:8], index=4, key="patch_target", bind="query-params")
     source = right.selectbox(
@@ -757,6 +775,7 @@ def patching_view() -> None:
 
 
 def family_view() -> None:
+    """Which heads carry the rule in each independently trained model."""
     names, carriers = family_results()
     panels = []
     for name, c in zip(names, carriers, strict=True):
@@ -811,6 +830,7 @@ def family_view() -> None:
 
 # --------------------------------------------------------------------------------------------------- method box
 def method_box() -> None:
+    """What the three probes measure and their limits, in plain words."""
     with st.expander("Method: what zero-ablation, mean-ablation and patching measure, and their limits"):
         st.markdown(
             "- **Zero-ablation** sets a part's contribution to zero (for a head, its rows of W_O) and measures what "

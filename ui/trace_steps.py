@@ -322,8 +322,8 @@ def _step_ids(v: View) -> None:
     explain(
         f"Each row is one token's {d} learned numbers, read from the embedding matrix E. The largest entry here is "
         f"{value:.3f}, in column {c + 1} of {v.tokens[r]}. A word gets the same row wherever it appears.",
-        f"Before any context is read, everything the model knows about a word is these few numbers (its "
-        f"{link('embedding')}); the rest of the pass refines them using the other words.",
+        f"Before any context is read, everything the model knows about '{v.tokens[-1]}' is these {d} numbers (its "
+        f"{link('embedding')}); the rest of the pass refines them using the other {len(v.tokens) - 1} tokens.",
     )
 
 
@@ -349,8 +349,8 @@ def _step_h0(v: View) -> None:
     explain(
         f"Three {T} × {d} matrices: the word part, the place part and their sum h⁰, the residual stream's starting "
         f"point. PE's first column runs {', '.join(f'{x:.3f}' for x in pe[:, 0])} down the positions.",
-        f"Attention alone is blind to order; the {link('positional-encoding')} is what lets the model tell 'the cat "
-        "sat' from 'sat the cat', at no parameter cost.",
+        f"Attention alone is blind to order; the {link('positional-encoding')} is what tells the model that "
+        f"'{v.tokens[-1]}' is token {T} and not token 1, at no parameter cost: PE is a fixed table, not learned.",
     )
 
 
@@ -374,8 +374,8 @@ def _step_norm(v: View, which: str) -> None:
         f"Before the norm the rows' means ran from {mean.min():.3f} to {mean.max():.3f} and their spreads from "
         f"{std.min():.3f} to {std.max():.3f}; after it every row is centred and scaled alike, then stretched per "
         f"column by γ (from {gamma.min():.3f} to {gamma.max():.3f}) and shifted by β.",
-        f"A {link('layernorm')} keeps each block's input on a steady scale whatever earlier blocks wrote; it works "
-        "row by row, so it never mixes tokens.",
+        f"A {link('layernorm')} keeps each block's input on a steady scale whatever earlier blocks wrote (spreads "
+        f"of {std.min():.3f} and {std.max():.3f} both become 1 before γ); it works row by row and never mixes tokens.",
     )
 
 
@@ -398,8 +398,8 @@ def _step_qkv(v: View) -> None:
     explain(
         f"Columns 1–{c.d_head} of each matrix belong to head 1, the rest to head 2 (the thick line). The largest "
         f"query entry is {value:.3f}, for {v.tokens[r]} in head {col // c.d_head + 1}.",
-        f"{link('multi-head')} is one matrix multiply carved into lanes: several questions asked in "
-        "parallel for the price of one.",
+        f"{link('multi-head')} is one matrix multiply carved into lanes: {c.n_heads} questions asked in parallel "
+        f"for the price of one {c.d_model} × {c.n_heads * c.d_head} product.",
     )
 
 
@@ -417,7 +417,8 @@ def _step_heads(v: View) -> None:
     explain(
         f"Each head has its own {T} × {c.d_head} query, key and value: the per-head blocks of the shape table, cut "
         "from the matrices of the previous row.",
-        "Separate lanes let heads specialise: one may track the previous word, another the subject noun.",
+        f"Separate lanes of {c.d_head} numbers let the {c.n_heads} heads specialise: one may track the previous word, "
+        "another the subject noun.",
     )
 
 
@@ -443,13 +444,15 @@ def _step_attention(v: View, which: str) -> None:
                 for i, (values, title, signed) in enumerate(pair)
             ]
         )
-    focus = [int(np.argmax(pattern[h, -1])) for h in range(c.n_heads)]
-    reads = " and ".join(f"{v.tokens[k]} in head {h + 1} ({pattern[h, -1, k]:.3f})" for h, k in enumerate(focus))
+    shown = v.hook("attn.hook_attn_scores") if which == "scores" else pattern
+    focus = [int(np.argmax(shown[h, -1])) for h in range(c.n_heads)]
+    reads = " and ".join(f"{v.tokens[k]} in head {h + 1} ({shown[h, -1, k]:.3f})" for h, k in enumerate(focus))
     explain(
-        f"Rows are queries (the reading word), columns keys (the word read). The last token, {last}, puts its "
-        f"largest weight on {reads}.",
+        f"Rows are queries (the reading word), columns keys (the word read). The last token, {last}, gives its "
+        f"largest {'scaled score' if which == 'scores' else 'weight'} to {reads}.",
         f"This is where the model decides, from the words themselves and at run time, which earlier word each word "
-        f"reads; the {link('causal-mask')} makes sure no word peeks at the future.",
+        f"reads; the {link('causal-mask')} blocks {len(v.tokens) * (len(v.tokens) - 1) // 2} of the "
+        f"{len(v.tokens) ** 2} cells so no word peeks at the future.",
     )
 
 
@@ -462,7 +465,8 @@ def _step_z(v: View) -> None:
     explain(
         f"Each head's output for a token is a mix of the value rows it attended to; {v.tokens[-1]}'s row has length "
         f"{lengths}.",
-        "This is the information that actually moves between words; the weights only decided the mix.",
+        f"These {c.n_heads} × {c.d_head} numbers per token are the information that actually moves between words; "
+        "the weights only decided the mix.",
     )
 
 
@@ -482,7 +486,8 @@ def _step_concat(v: View) -> None:
     explain(
         f"The same numbers as the head outputs, placed side by side; the thick line separates the heads. The width is "
         f"back to h · d_v = {width}.",
-        "Nothing is computed here: it is bookkeeping that lets one matrix write all heads back at once.",
+        f"Nothing is computed here: it is bookkeeping that lets one {width} × {c.d_model} matrix write all "
+        f"{c.n_heads} heads back at once.",
     )
 
 
@@ -503,8 +508,8 @@ def _step_attn_out(v: View) -> None:
     explain(
         f"W_O's top {c.d_head} rows read head 1, the bottom ones head 2 (the thick line). The largest write is "
         f"{value:.3f}, into column {col + 1} of {v.tokens[r]}.",
-        f"Each head owns its own rows of {link('projections')} W_O; zeroing one head's rows is how the ablation lab "
-        "switches a single head off.",
+        f"Each head owns {c.d_head} rows of W_O (see {link('projections')}); zeroing one head's {c.d_head} rows is "
+        "how the ablation lab switches a single head off.",
     )
 
 
@@ -529,8 +534,8 @@ def _step_add(v: View, which: str) -> None:
     explain(
         f"The write-back moved each token's vector by {moved}; {v.tokens[-1]}'s vector went from length "
         f"{row_norms(before)[-1]:.3f} to {row_norms(after)[-1]:.3f}.",
-        f"The {link('residual-stream')} is never replaced, only added to: every block's contribution stays visible "
-        "to every later block.",
+        f"The {link('residual-stream')} is never replaced, only added to: the {row_norms(write)[-1]:.3f} this block "
+        f"wrote into '{v.tokens[-1]}' stays visible to every later block.",
     )
 
 
@@ -561,8 +566,8 @@ def _step_mlp(v: View, which: str) -> None:
         f"The width goes {c.d_model} → {c.d_ff} → {c.d_model} inside the block: {int((pre < 0).sum())} of the "
         f"{pre.size} pre-activation entries are negative, and GELU maps the most negative, {pre[lowest]:.3f}, to "
         f"{post[lowest] + 0.0:.3f}" + (", a tiny negative number." if post[lowest] < 0 else "."),
-        f"The {link('mlp')} refines each token on its own, row by row; it is the model's only non-linear step and it "
-        "never looks at other tokens.",
+        f"The {link('mlp')} refines each of the {len(v.tokens)} tokens on its own, row by row; it is the model's only "
+        "non-linear step and it never looks at other tokens.",
     )
 
 
@@ -579,7 +584,8 @@ def _step_final(v: View) -> None:
     explain(
         f"Same shape, new contents: {v.tokens[-1]}'s vector went from length {row_norms(h0)[-1]:.3f} to "
         f"{row_norms(h2)[-1]:.3f} after {c.n_layers} rounds of read, transform, write.",
-        "Layers stack without changing shape, which is why real models can repeat the same block dozens of times.",
+        f"Layers stack without changing shape ({len(v.tokens)} × {c.d_model} in, {len(v.tokens)} × {c.d_model} out), "
+        "which is why real models can repeat the same block dozens of times.",
     )
 
 
@@ -613,7 +619,8 @@ def _step_final_ln(v: View) -> None:
     explain(
         f"The last row had mean {mean[0]:.3f} and spread {std[0]:.3f}; after the norm and γ (from {gamma.min():.3f} to "
         f"{gamma.max():.3f}) its entries span {np.ptp(normed[-1]):.3f}.",
-        "This step sets the scale of the logits: a larger γ means sharper, more confident predictions.",
+        f"This step sets the scale of the logits: with γ up to {gamma.max():.3f} the top logit reaches "
+        f"{v.trace['hook_logits'][-1].max():.2f}; a larger γ means sharper, more confident predictions.",
     )
 
 
@@ -635,8 +642,9 @@ def _step_logits(v: View) -> None:
     explain(
         f"The highest score is {ranked[0].token} ({ranked[0].logit:.2f}), the lowest {ranked[-1].token} "
         f"({ranked[-1].logit:.2f}). Scores are unnormalised: only their differences matter.",
-        f"The {link('unembedding')} reuses the embedding table E, so a token scores high when the final vector points "
-        "the way that token's embedding points.",
+        f"The {link('unembedding')} reuses the embedding table E, so {ranked[0].token} scores high because the final "
+        f"vector points the way its embedding points; a gap of {ranked[0].logit - ranked[1].logit:.2f} over "
+        f"{ranked[1].token} becomes a probability ratio of about {math.exp(ranked[0].logit - ranked[1].logit):,.0f}.",
     )
 
 
@@ -671,8 +679,9 @@ def _step_probs(v: View) -> None:
     explain(
         f"After '{_fmt(v.tokens)}' the model puts {table[0].probability:.3f} on {table[0].token}, then "
         f"{table[1].probability:.3f} on {table[1].token} (τ = {tau:.1f}).",
-        "Temperature is the dial vendors expose: below 1 the favourite takes even more, above 1 the runners-up get "
-        "a bigger share and outputs become more varied.",
+        f"Temperature is the dial vendors expose: at τ = 1 the favourite would get "
+        f"{v.trace['hook_probs'][-1].max():.3f}; below 1 it takes even more, above 1 the runners-up get a bigger share "
+        "and outputs become more varied.",
     )
 
 
@@ -811,8 +820,8 @@ def four_heads(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         f"Rows are the reading word, columns the word read; each row sums to 1. The last word, {tokens[-1]}, reads "
         + "; ".join(f"{labels[i]}: {tokens[k]} {last[i, k]:.3f}" for i, k in enumerate(focus))
         + ".",
-        "Four heads, four different reading patterns on the same words. A bright cell shows where a head looks, not "
-        "that the answer depends on it: the ablation lab tests that.",
+        f"{len(labels)} heads, {len(labels)} reading patterns on the same words. A bright cell (the brightest here is "
+        f"{last.max():.3f}) shows where a head looks, not that the answer depends on it: the ablation lab tests that.",
     )
 
 
@@ -858,11 +867,11 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     grow = norms[-1] - norms[0]
     explain(
         f"Each token starts at h⁰ and every block adds a correction. {tokens[-1]}'s vector has length "
-        f"{norms[0, -1]:.3f} at the start and {norms[-1, -1]:.3f} at the end; the largest change over the pass is "
-        f"{tokens[int(np.argmax(np.abs(grow)))]}'s. The 2-D view keeps {share.sum():.0%} of the spread; a circle marks "
-        "the start, a triangle the end.",
-        f"The {link('residual-stream')} is the spine of the model: all the 'thinking' is a sequence of additions to "
-        "these vectors, so watching them move shows where the work happens.",
+        f"{norms[0, -1]:.3f} at the start and {norms[-1, -1]:.3f} at the end; the token whose length changes most "
+        f"over the pass is '{tokens[int(np.argmax(np.abs(grow)))]}'. The 2-D view keeps {share.sum():.0%} of the "
+        "spread; a circle marks the start, a triangle the end.",
+        f"The {link('residual-stream')} is the spine of the model: all the 'thinking' is {len(stages) - 1} additions "
+        "to these vectors, so watching them move shows where the work happens.",
     )
     lens_labels, lens = lens_probabilities(model, trace)
     vocab = list(model.vocabulary)
@@ -882,7 +891,9 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             f"{label} → {vocab[k]} {lens[i, k]:.3f}" for i, (label, k) in enumerate(zip(lens_labels, best, strict=True))
         )
         + ".",
-        "The logit lens shows when the answer forms inside the model; the last line is the model's real output.",
+        f"The logit lens shows when the answer forms inside the model: '{vocab[best[-1]]}' is first the top "
+        f"prediction at '{next(label for label, k in zip(lens_labels, best, strict=True) if k == best[-1])}'; the "
+        "last line is the model's real output.",
     )
 
 
@@ -909,7 +920,8 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         )
         + ".",
         "The deciding word is the noun one place back, never the copula itself: only attention can carry it there. "
-        "Swapping cat for mat swaps the answer, which is the primer's evidence that the model uses context.",
+        f"Swapping cat for mat moves the favourite from {probes[0].top[0].token} to {probes[1].top[0].token}, the "
+        "primer's evidence that the model uses context.",
     )
     rows = _copula_rows()
     frame = pd.DataFrame(
@@ -931,8 +943,8 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         f"{sum(r.right_class for r in held)} of the {len(held)} held out of training included, with a class mass "
         f"between {min(masses):.3f} and {max(masses):.3f}. Two types that differ only in the final adjective share "
         "one row of numbers: the model sees the same prefix.",
-        "Held-out sentences are the test of a rule rather than a memory: the model never saw them and still answers "
-        "by the class of the noun.",
+        f"Held-out sentences are the test of a rule rather than a memory: the model never saw these {len(held)} and "
+        f"still answers {sum(r.right_class for r in held)} of them by the class of the noun.",
     )
 
 
@@ -972,12 +984,13 @@ def training_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         chart(fig, key="tr-acc", alt="Accuracies over steps")
     download_table(pd.DataFrame(log).drop(columns="seed", errors="ignore"), name="training log", key="tr-log")
     meta = model.metadata
+    held_copula = sum(r.held_out for r in _copula_rows())
     explain(
         f"Training ran {steps[-1]} steps (seed {meta.get('seed')}, {meta.get('training_seconds')} s on a CPU). "
         f"The loss fell from {log['loss'][0]:.3f} to {log['loss'][-1]:.3f}; the held-out rule accuracy first "
         f"reached 1 at step {first}"
         + (f" and has stayed there since step {stays}." if stays is not None else ".")
-        + " It moves in fifths: five held-out types carry a copula.",
+        + f" It moves in steps of 1/{held_copula}: {held_copula} held-out types carry a copula.",
         "The loss cannot fall to 0 because the world itself leaves choices open (after 'the cat is', big and small "
         "are both right). A single end-of-training score hides this history: the rule was learnt, could wobble, and "
         "settled; a second training run would tell the same story with different details.",

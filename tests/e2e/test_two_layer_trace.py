@@ -3,11 +3,15 @@ a message and keeps the last valid trace; the chosen step survives a visit to an
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlencode
 
+import numpy as np
 import pytest
 from playwright.sync_api import expect
 
+from core.transformer import forward
+from core.weights import trained_model
 from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py")
@@ -84,4 +88,18 @@ def test_prompt_and_step_survive_switching_pages(server, watch):
     watch.settle()
     assert page.locator(".st-key-trace_prompt input").input_value() == "<BOS> the dog was"
     page.get_by_text("concat · layer 1: join 2 heads", exact=False).first.wait_for(timeout=30_000)
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_matrix_downloads_as_csv_with_the_engines_numbers(server, watch):
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    with watch.page.expect_download(timeout=30_000) as download:
+        watch.page.get_by_role("button", name="Download E[ids]", exact=False).first.click()
+    lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[0] == ",c1,c2,c3,c4,c5,c6"
+    assert [line.split(",")[0] for line in lines[1:]] == ["1 <BOS>", "2 the", "3 cat", "4 sat"]
+    model = trained_model()
+    expected = forward(model, model.encode(["<BOS>", "the", "cat", "sat"]))["hook_embed"]
+    assert np.array([[float(x) for x in line.split(",")[1:]] for line in lines[1:]]) == pytest.approx(expected)
     assert watch.errors == [], watch.errors

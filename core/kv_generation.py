@@ -1,8 +1,9 @@
 """The KV cache at work (primer §3) on the single-head layer of §5: prefill, then one token at a time.
 
 Prefill computes Q, K, V for every prompt token and keeps K and V; each later token computes only its own Q, K, V,
-appends one K row and one V row and attends over the cache. It uses the same primitives as the forward pass
-(`x @ W`, `core.attention.attend`), and `check_against_forward` compares every new row with the forward pass
+appends one K row and one V row and attends over the cache. It uses the same primitives as the forward pass, with the
+same summation order (`core.attention.product_for`, `attend`), so with the §5 configuration's fixed-order sums every
+cached row equals the full pass to the last bit; `check_against_forward` measures that against the forward pass
 recomputed from scratch on the tokens so far. Not to be confused with core/kv_cache.py (deployment memory model).
 """
 
@@ -95,7 +96,7 @@ def generate(model: Model, embeddings: np.ndarray, prefill: int, *, scale: bool 
     With the config's `ordered_sums` (the §5 example's), every step matches the full pass to the last bit.
     """
     W_Q, W_K, W_V, W_O = _weights(model)
-    ordered = model.config.ordered_sums
+    ordered = model.config.ordered_sums  # the forward pass's summation order, so the two can agree exactly
     times = product_for(ordered)
     X = np.asarray(embeddings, dtype=np.float64)
     if X.ndim != 2 or X.shape[1] != W_Q.shape[0] or not np.isfinite(X).all():
@@ -141,11 +142,6 @@ def check_against_forward(model: Model, embeddings: np.ndarray, run: Generation,
         recomputed = forward(model, embeddings=X[:stop], scale=scale)["blocks.0.hook_resid_post"][step.fresh[0] : stop]
         worst = max(worst, float(np.max(np.abs(step.out - recomputed))))
     return worst
-
-
-def ulps(difference: float, reference: np.ndarray) -> float:
-    """A difference in units of float64's last place at the reference's largest magnitude (1 ulp ≈ 2.2e-16 × |x|)."""
-    return difference / float(np.spacing(np.max(np.abs(reference))))
 
 
 def made_up_rows(reference: np.ndarray, n: int, seed: int) -> np.ndarray:

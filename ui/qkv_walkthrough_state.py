@@ -1,0 +1,179 @@
+"""The QKV walkthrough's inputs: the reader's matrices (X and the four weights), their URL form and validation.
+
+The last valid matrices live in the session ('qkv_state') so they survive page switches; edited ones also go into the
+URL (`qkv_X`, `qkv_W_Q`, …) so a shared link restores the what-if. Bad input gives a message and keeps the last
+valid matrix. The sampler's draw count is kept in the URL too ('qkv_draws').
+"""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.primer import hand_example
+from core.transformer import Model, hand_model
+from ui.widgets import matrix_frame
+
+EXAMPLE = hand_example()
+PRIMER_SENTENCE = " ".join(EXAMPLE.prompt)
+# Every order of the three tokens whose embedding rows the primer prints; the primer's own sentence first.
+SENTENCES = tuple(dict.fromkeys([PRIMER_SENTENCE, *(" ".join(p) for p in permutations(EXAMPLE.prompt))]))
+MATRICES = ("X", "W_Q", "W_K", "W_V", "W_O")
+EDIT_BOUND = 10.0  # what-if editors accept numbers in [-10, 10]: wide enough to break things, small enough to plot
+LABELS = {
+    "X": "X: the input rows h⁰ (one per token)",
+    "W_Q": "W_Q: what each token looks for",
+    "W_K": "W_K: what each token offers",
+    "W_V": "W_V: what each token carries",
+    "W_O": "W_O: how the head writes back",
+}
+MAX_DRAWS = 10_000
+
+
+def primer_values(sentence: str) -> dict[str, np.ndarray]:
+    """The primer's weights and the embedding rows of a sentence's tokens."""
+    rows = [EXAMPLE.embedding_rows[token] for token in sentence.split()]
+    return {"X": np.array(rows), "W_Q": EXAMPLE.W_Q, "W_K": EXAMPLE.W_K, "W_V": EXAMPLE.W_V, "W_O": EXAMPLE.W_O}
+
+
+def problem(values: np.ndarray) -> str | None:
+    """Why a matrix cannot be used (empty, not a number, out of range), or None if it can."""
+    if values.size == 0:
+        return "it is empty"
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row, column = np.argwhere(bad)[0]
+        return f"row {row + 1}, column {column + 1} is empty or not a number"
+    far = np.abs(values) > EDIT_BOUND
+    if far.any():
+        row, column = np.argwhere(far)[0]
+        value = values[row, column]
+        return f"row {row + 1}, column {column + 1} ({value:.3g}) is outside [−{EDIT_BOUND:g}, {EDIT_BOUND:g}]"
+    return None
+
+
+def encode(values: np.ndarray) -> str:
+    """A matrix as URL text: numbers separated by commas, rows by semicolons."""
+    return ";".join(",".join(f"{v:.6g}" for v in row) for row in values)
+
+
+def decode(text: str, shape: tuple[int, int]) -> tuple[np.ndarray | None, str | None]:
+    """Parse a matrix from URL text; returns (matrix, None) or (None, the reason it was refused)."""
+    try:
+        rows = [[float(cell) for cell in line.split(",")] for line in text.split(";")]
+        values = np.array(rows, dtype=np.float64)
+    except ValueError:
+        return None, "it contains something that is not a number"
+    if values.shape != shape:
+        return None, f"it is not a {shape[0]} × {shape[1]} matrix"
+    reason = problem(values)
+    return (None, reason) if reason else (values, None)
+
+
+def page_state(sentence: str) -> dict:
+    """The reader's current (last valid) matrices, created from the URL on a first visit, kept across pages.
+
+    The link's refusals are shown once, as warnings.
+    """
+    state = st.session_state.get("qkv_state")
+    if state is None:
+        values, notes = primer_values(sentence), []
+        for name in MATRICES:
+            text = st.query_params.get(f"qkv_{name}")
+            if text:
+                parsed, reason = decode(text, values[name].shape)
+                if reason:
+                    notes.append(f"The link's {name} could not be used ({reason}); the primer's is shown instead.")
+                else:
+                    values[name] = parsed
+        state = {"values": values, "base": dict(values), "sentence": sentence, "version": 0, "notes": notes}
+        st.session_state["qkv_state"] = state
+    if state["sentence"] != sentence:  # a preset sentence replaces the input rows, edited weights stay
+        state["values"]["X"] = state["base"]["X"] = primer_values(sentence)["X"]
+        state["sentence"] = sentence
+        state["version"] += 1
+    for note in state["notes"]:
+        st.warning(note)
+    state["notes"] = []  # said once; the page now runs on the primer's matrix
+    return state
+
+
+def reset_to_primer() -> None:
+    """Button callback: the primer's sentence, input rows and weights; edits and their URL entries dropped."""
+    state = st.session_state["qkv_state"]
+    st.session_state["qkv_sentence"] = PRIMER_SENTENCE
+    state["values"] = primer_values(PRIMER_SENTENCE)
+    state["base"] = dict(state["values"])
+    state["sentence"] = PRIMER_SENTENCE
+    state["version"] += 1
+    state["notes"] = []
+
+
+def model_from(values: dict[str, np.ndarray]) -> Model:
+    """The §5 model with the reader's weight matrices (validated and frozen by Model)."""
+    base = hand_model()
+    params = dict(base.params) | {f"blocks.0.attn.{name}": values[name] for name in MATRICES[1:]}
+    return Model(config=base.config, params=params, vocabulary=base.vocabulary, prompt=base.prompt)
+
+
+def what_if(state: dict, tokens: list[str]) -> bool:
+    """The 'What-if' switch and, when on, bounded editors for X and the four weights; True while they are open.
+
+    An invalid edit gives a message and keeps the last valid matrix.
+    """
+    if not st.toggle("What-if: edit the input rows and weights", key="qkv_edit"):
+        return False
+    dims = [f"d{i + 1}" for i in range(EXAMPLE.W_Q.shape[0])]
+    config = {
+        c: st.column_config.NumberColumn(c, min_value=-EDIT_BOUND, max_value=EDIT_BOUND, step=0.001, format="%.3f")
+        for c in dims
+    }
+    st.caption(
+        f"Numbers between −{EDIT_BOUND:g} and {EDIT_BOUND:g}. Everything below updates; an empty or impossible "
+        "entry is refused and the last valid matrix is kept. 'Reset to the primer' undoes all edits."
+    )
+    left, right = st.columns(2)
+    places = (left, right, left, right, left)  # X, then the four weights two per row
+    for place, name in zip(places, MATRICES, strict=True):
+        with place:
+            st.markdown(f"**{LABELS[name]}**")
+            frame = matrix_frame(state["base"][name], tokens if name == "X" else dims, dims)
+            edited = st.data_editor(
+                frame, key=f"qkv_edit_{name}_{state['version']}", column_config=config, num_rows="fixed"
+            )
+            values = pd.DataFrame(edited).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
+            reason = problem(values) if values.shape == state["base"][name].shape else "rows were added or removed"
+            if reason:
+                st.error(f"{name} not applied: {reason}. The page keeps the last valid {name}.")
+            else:
+                state["values"][name] = values
+    return True
+
+
+def settle(state: dict, editors_open: bool) -> None:
+    """End of a run: editors closed start from the current values next time; edited matrices go into the URL."""
+    if not editors_open and any(not np.array_equal(state["base"][n], state["values"][n]) for n in MATRICES):
+        state["base"] = dict(state["values"])
+        state["version"] += 1
+    defaults = primer_values(state["sentence"])
+    for name in MATRICES:
+        key = f"qkv_{name}"
+        if np.array_equal(state["values"][name], defaults[name]):
+            if key in st.query_params:
+                del st.query_params[key]
+        elif st.query_params.get(key) != encode(state["values"][name]):
+            st.query_params[key] = encode(state["values"][name])
+
+
+def draw_count() -> int:
+    """How many times the reader pressed 'sample' (kept in the URL so a link shows the same draw)."""
+    text = st.query_params.get("qkv_draws", "0")
+    return int(text) if text.isdigit() and int(text) <= MAX_DRAWS else 0
+
+
+def draw_once() -> None:
+    """Button callback: one more draw."""
+    st.query_params["qkv_draws"] = str(draw_count() + 1)

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.analysis import score_slots
 from core.attention import softmax
-from core.transformer import Config, Model, Trace, forward, logit_lens
+from core.transformer import Config, Model, Trace, forward, logit_lens, sinusoidal_positions
 from core.world import CLASS_ADJECTIVES, NOUN_CLASS, sentence_types
 
 PRIMER_ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_section6.json"
@@ -142,9 +142,10 @@ def all_heads(trace: Trace, layer: int, name: str) -> np.ndarray:
     return stacked.reshape(stacked.shape[0], -1)
 
 
-def pair_frequencies(positional: np.ndarray) -> np.ndarray:
-    """Angular frequency of each sine/cosine column pair, read off the table itself: the angle it turns per position."""
-    return np.arctan2(positional[1, 0::2], positional[1, 1::2]) if len(positional) > 1 else np.zeros(0)
+def pair_frequencies(d_model: int) -> np.ndarray:
+    """Angle each sine/cosine column pair turns per position (radians), read off the engine's own PE table."""
+    first_two = sinusoidal_positions(2, d_model)
+    return np.arctan2(first_two[1, 0::2], first_two[1, 1::2])
 
 
 def column_travel(matrix: np.ndarray) -> np.ndarray:

@@ -329,7 +329,7 @@ def _step_ids(v: View) -> None:
 
 def _step_h0(v: View) -> None:
     pe, T, d = v.trace["hook_pos_embed"], len(v.tokens), v.model.config.d_model
-    freq, travel = pair_frequencies(pe), column_travel(pe)
+    freq, travel = pair_frequencies(d), column_travel(pe)
     _did(f"Added the fixed positional row to each embedding row: h⁰ = E[ids] + PE, still {T} × {d}.")
     _grid(
         [
@@ -341,8 +341,14 @@ def _step_h0(v: View) -> None:
     pairs = ", ".join(f"pair {i + 1} (columns {2 * i + 1}–{2 * i + 2}) turns {f:.3f} rad" for i, f in enumerate(freq))
     st.markdown(
         f"**How one vector carries both the word and its place.** Each column pair of PE is a sine and a cosine of "
-        f"the position at a fixed speed: {pairs} per position. Over these {T} positions column 1 moves by "
-        f"{travel[0]:.3f} while column {d - 1} moves by only {travel[d - 2]:.3f}. So position is written mostly into "
+        f"the position at a fixed speed: {pairs} per position. "
+        + (
+            f"Over these {T} positions column 1 moves by {travel[0]:.3f} while column {d - 1} moves by only "
+            f"{travel[d - 2]:.3f}. "
+            if T > 1
+            else "With a single token nothing moves yet: add tokens and watch column 1 change fast, column 5 hardly. "
+        )
+        + "So position is written mostly into "
         "the fast first columns and the word keeps the slow ones nearly undisturbed; W_Q, W_K and W_V learn which "
         "coordinates to read, so a head can look at words, at places, or at both."
     )

@@ -282,3 +282,17 @@ def test_state_comes_back_from_the_url():
     assert at.radio(key="trace_step").value == "scores"
     raw = trace_of("<BOS> the floor was")["blocks.1.attn.hook_attn_scores_raw"][0]
     assert z(specs(at)[0]) == pytest.approx(raw)
+
+
+@pytest.mark.parametrize("prompt", ["<BOS>", "<BOS> " + " ".join(["the"] * (MAX_TOKENS - 1))])
+def test_the_shortest_and_longest_prompts_draw_every_step_in_both_layers(prompt):
+    at = open_page(trace_prompt=prompt)
+    T = len(prompt.split())
+    for layer in ("Layer 1", "Layer 2"):
+        at.segmented_control(key="trace_layer").set_value(layer).run()
+        for key in STEP_NAMES:
+            at.radio(key="trace_step").set_value(key).run()
+            assert not at.exception and not at.error, (layer, key)
+            assert specs(at), (layer, key)
+    at.radio(key="trace_step").set_value("weights").run()
+    assert all(z(s).shape == (T, T) for s in specs(at))

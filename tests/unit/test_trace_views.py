@@ -178,7 +178,7 @@ def test_parse_prompt_bounds_the_length():
 
 def test_positional_pairs_turn_at_the_primers_frequencies():
     """Primer §6 Step 1: the three pairs turn at 1, 10000^(-1/3) and 10000^(-2/3) per position."""
-    freq = pair_frequencies(sinusoidal_positions(4, 6))
+    freq = pair_frequencies(6)
     assert freq == pytest.approx([1.0, 10000 ** (-1 / 3), 10000 ** (-2 / 3)], rel=1e-12)
     travel = column_travel(sinusoidal_positions(4, 6))
     assert travel[0] == pytest.approx(0.909, abs=5e-4)  # the sine column goes 0.000, 0.841, 0.909, 0.141

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.analysis import score_slots
+from core.analysis import head_label, heads, score_slots
 from core.attention import softmax
 from core.transformer import Config, Model, Trace, forward, logit_lens, sinusoidal_positions
 from core.world import CLASS_ADJECTIVES, NOUN_CLASS, sentence_types
@@ -217,8 +217,8 @@ def query_attention(trace: Trace, n_layers: int, query: int = -1) -> np.ndarray:
 
 
 def head_labels(config: Config) -> list[str]:
-    """'layer 1, head 1' … in the primer's 1-based wording, in query_attention's row order."""
-    return [f"layer {la + 1}, head {he + 1}" for la in range(config.n_layers) for he in range(config.n_heads)]
+    """'layer 1, head 1' … (core.analysis's names), in query_attention's row order."""
+    return [head_label(head) for head in heads(config)]
 
 
 def largest_entry(matrix: np.ndarray) -> tuple[int, int, float]:

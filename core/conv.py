@@ -21,6 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from core.attention import softmax
 from core.primer import conv_example
+from core.transformer import forward, hand_model
 
 ASSET = Path(__file__).resolve().parent.parent / "assets" / "cnn_vs_head.json"
 POOL_SIZE = 2  # Appendix B: 2 × 2 max-pool …
@@ -98,6 +99,11 @@ class FilterTrace:
     def evidence(self) -> float:
         """Sum of the pooled map: this filter's total vote in Appendix B's read-out."""
         return float(self.pool.sum())
+
+    @property
+    def stages(self) -> tuple[tuple[str, np.ndarray], ...]:
+        """The filter's three maps in the order the network makes them: convolution, ReLU, max-pool."""
+        return (("convolution", self.conv), ("ReLU", self.relu), ("max-pool", self.pool))
 
 
 @dataclass(frozen=True)
@@ -211,6 +217,17 @@ def receptive_field(image_shape: tuple[int, int], kernel: np.ndarray, position: 
     r, c = position
     field[r : r + kernel.shape[0], c : c + kernel.shape[1]] = kernel
     return _frozen(field)
+
+
+@cache
+def head_field() -> tuple[tuple[str, ...], np.ndarray]:
+    """The §5 attention head's receptive field for its last word: the prompt and that word's attention row.
+
+    The counterpart of `receptive_field`: the weights come from query–key matching on the words, not from a fixed box.
+    """
+    model = hand_model()
+    trace = forward(model, model.token_ids)
+    return tuple(model.prompt), _frozen(trace["blocks.0.attn.hook_pattern"][0, -1, :])
 
 
 # --- presets, filters and the page's content -----------------------------------------------------------------------
@@ -332,3 +349,8 @@ def parse_kernel(rows: Sequence[str], limit: float | None = None) -> np.ndarray:
 def format_kernel_row(row: Sequence[float]) -> str:
     """One filter row as the reader types it: '-1 2 -1'."""
     return " ".join(f"{v:g}" for v in row)
+
+
+def grid_size(grid: np.ndarray) -> str:
+    """A grid's size as the primer writes it: '5 × 5'."""
+    return " × ".join(str(n) for n in np.shape(grid))

@@ -56,6 +56,12 @@ def texts(at: AppTest) -> str:
     return "\n".join(element.value for element in at.markdown)
 
 
+def edit_pixels(at: AppTest) -> AppTest:
+    """Switch the pixel editor on: the 25 tick boxes are drawn only while it is on."""
+    at.toggle(key="edit_pixels").set_value(True).run()
+    return at
+
+
 def window_figure(at: AppTest) -> dict:
     (spec,) = chart_specs(at)
     return spec
@@ -156,7 +162,7 @@ def test_sliding_filter_choice_changes_the_filter_and_map():
 
 
 def test_pixel_edit_changes_the_image_and_is_kept_in_the_url():
-    at = open_page()
+    at = edit_pixels(open_page())
     at.checkbox(key="px00").check().run()
     image = panels(window_figure(at))[0]
     assert image[0, 0] == 1 and image.sum() == 6
@@ -167,7 +173,7 @@ def test_pixel_edit_changes_the_image_and_is_kept_in_the_url():
 
 
 def test_choosing_a_preset_discards_pixel_edits():
-    at = open_page()
+    at = edit_pixels(open_page())
     at.checkbox(key="px44").check().run()
     at.selectbox(key="preset").set_value("plus").run()
     assert np.array_equal(panels(window_figure(at))[0], conv.presets()["plus"])
@@ -232,7 +238,7 @@ def test_unreadable_url_image_falls_back_with_a_message():
 
 def test_state_survives_leaving_and_coming_back():
     """Another page's URL carries none of this page's parameters; the session keeps the edited image."""
-    at = open_page()
+    at = edit_pixels(open_page())
     at.checkbox(key="px00").check().run()
     at.query_params.clear()
     at.run()

@@ -373,3 +373,61 @@ def fitted_tp(config: ModelConfig, dep: Deployment) -> int | None:
     if valid and plan(config, dep).fits:
         return dep.tp
     return smallest_tp(config, dep) or (dep.tp if valid else None)
+
+
+# --------------------------------------------------------------------------------------------------- what-ifs
+def at_context(dep: Deployment, factor: float) -> Deployment:
+    """The same deployment at `factor` × its context (at least one token): the 'double / halve the context' lines."""
+    return replace(dep, context=max(1, int(dep.context * factor)))
+
+
+def context_grid(context: int, points: int = 240) -> np.ndarray:
+    """Context lengths the charts sweep: log-spaced from 256 tokens to 1M tokens or twice the chosen context."""
+    return np.unique(np.geomspace(256, max(1_048_576, 2 * context), points).astype(np.int64))
+
+
+def batch_grid(max_users: int, points: int = 200) -> np.ndarray:
+    """Batch sizes the cost chart sweeps: every size from 1 to the users that fit, thinned to at most `points`."""
+    return np.unique(np.linspace(1, max_users, min(max_users, points)).astype(np.int64))
+
+
+def compared_plans(
+    config: ModelConfig, dep: Deployment, others: list[ModelConfig]
+) -> list[tuple[ModelConfig, Deployment, Plan]]:
+    """The chosen model's plan, then each other model's at the chosen TP or the smallest that holds it (or skipped)."""
+    rows = [(config, dep, plan(config, dep))]
+    for other in others:
+        tp = fitted_tp(other, dep) if other != config else None
+        if tp is not None:
+            other_dep = replace(dep, tp=tp)
+            rows.append((other, other_dep, plan(other, other_dep)))
+    return rows
+
+
+def cost_per_user_hour(p: Plan, price_per_gpu_hour: float) -> float | None:
+    """GPU cost of serving one concurrent user for an hour (a copy's GPUs shared by its users), None if none fit."""
+    return price_per_gpu_hour * p.tp / p.max_users if p.max_users else None
+
+
+@dataclass(frozen=True)
+class BudgetEffects:
+    """The finance what-ifs for one model, all at `tp` GPUs per copy (the chosen TP, or the fewest that hold it)."""
+
+    tp: int
+    base: Plan
+    doubled: Plan
+    fp8: Plan
+    mha_bytes_per_token: float
+
+
+def budget_effects(config: ModelConfig, dep: Deployment) -> BudgetEffects:
+    """What doubling the context, an FP8 cache and plain multi-head attention would do to this deployment."""
+    tp = fitted_tp(config, dep) or dep.tp
+    at_tp = replace(dep, tp=tp)
+    return BudgetEffects(
+        tp=tp,
+        base=plan(config, at_tp),
+        doubled=plan(config, at_context(at_tp, 2)),
+        fp8=plan(config, replace(at_tp, kv_dtype="fp8")),
+        mha_bytes_per_token=mha_equivalent_bytes_per_token(config, dep.kv_dtype),
+    )

@@ -40,6 +40,7 @@ LIMITS: dict[str, tuple[int, int]] = {
     "shared_experts": (0, 100_000),
     "dense_layers": (0, 10_000),
     "norms_per_layer": (0, 16),
+    "max_context": (0, 100_000_000),
 }
 NORMS = ("layernorm", "rmsnorm")
 BIASES = ("none", "qkv", "all")
@@ -52,6 +53,8 @@ class ModelConfig:
     Attention is MHA/GQA/MQA through `n_kv_heads` (= n_heads, < n_heads, 1), or multi-head latent attention when
     `kv_lora_rank` > 0 (DeepSeek-V2/V3). `sliding_layers` of the `n_layers` keep only the last `sliding_window` tokens.
     A mixture-of-experts MLP has `n_experts` > 0 experts of width `expert_d_ff` on every layer after `dense_layers`.
+    `max_context` is the longest context the model is configured for (config.json `max_position_embeddings`; 0 = not
+    stated): it limits what the model can serve, not the memory arithmetic.
     """
 
     name: str
@@ -80,6 +83,7 @@ class ModelConfig:
     expert_d_ff: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
+    max_context: int = 0
     published_params: float | None = field(default=None, compare=False)
     published_active_params: float | None = field(default=None, compare=False)
 
@@ -106,6 +110,10 @@ class ModelConfig:
     def full_layers(self) -> int:
         """Layers that attend to the whole context."""
         return self.n_layers - self.sliding_layers
+
+    def exceeds_context(self, tokens: int) -> bool:
+        """True when `tokens` is longer than the model's stated maximum context (never when none is stated)."""
+        return 0 < self.max_context < tokens
 
     def to_fields(self) -> dict[str, Any]:
         """The config as the calculator's manual fields (everything but the name and the published counts)."""
@@ -402,6 +410,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "shared_experts": ("n_shared_experts",),
     "dense_layers": ("first_k_dense_replace",),
     "sliding_window": ("sliding_window",),
+    "max_context": ("max_position_embeddings", "n_positions", "n_ctx", "max_sequence_length", "seq_length"),
 }
 PLAIN_MLP_TYPES = {"gpt2", "gpt_neox", "gptj", "gpt_bigcode", "opt", "bloom", "falcon", "phi"}
 LAYERNORM_TYPES = PLAIN_MLP_TYPES
@@ -528,6 +537,9 @@ def parse_config_dict(
             (f"tie_word_embeddings must be true or false, got {tied_raw!r:.40}.",),
         )
 
+    max_context = values["max_context"] or 0
+    if not max_context:
+        assumed.append("max_position_embeddings missing: the maximum context is not known, so it is not checked.")
     window = values["sliding_window"] or 0
     sliding_layers = 0
     if window:
@@ -603,6 +615,7 @@ def parse_config_dict(
         expert_d_ff=expert_d_ff if n_experts else 0,
         shared_experts=values["shared_experts"] or 0,
         dense_layers=values["dense_layers"] or 0,
+        max_context=max_context,
     )
     errors = validate(config)
     used = tuple(dict.fromkeys(used_extra + reader.used + (["model_type"] if model_type else [])))

@@ -1,0 +1,467 @@
+"""The KV-cost page's scenario: its widgets (all bound to the URL), reading a shared link, config uploads, validation.
+
+A link may hold the page's own labels (`w_bits=16-bit`, `gpu=H200+SXM`) or plain forms typed by hand (`w_bits=8`,
+`gpu=h200-sxm`, `model=llama-3.1-8b`); both restore the scenario, and a value the page cannot read is named in a
+message instead of being dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core import kv_cache as kv
+from core.model_config import (
+    BIASES,
+    FIELD_NAMES,
+    LIMITS,
+    NORMS,
+    ModelConfig,
+    ParseReport,
+    config_from_fields,
+    parse_config_text,
+    presets,
+)
+
+PRIMER = "primer-7b"
+CUSTOM = "custom"
+DEFAULTS = kv.defaults()
+FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
+COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
+VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
+BLOCKS = (1, 16, 32)
+LINK_NOTES = "kv_link_notes"
+
+FIELD_LABELS = {
+    "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
+    "d_model": ("Width d_model", "How many numbers describe each token inside the model (the residual stream)."),
+    "n_heads": ("Attention heads h", "How many attention heads each layer runs side by side."),
+    "n_kv_heads": (
+        "KV heads",
+        "How many distinct K/V pairs each layer stores per token. Equal to the heads = classic multi-head; fewer = "
+        "grouped-query attention (GQA); 1 = multi-query (MQA). Fewer KV heads, smaller cache.",
+    ),
+    "head_dim": ("Head size d_k", "Numbers per head in each K or V vector (often d_model / h, not always)."),
+    "vocab_size": ("Vocabulary V", "How many different tokens the model knows; sets the embedding's size."),
+    "d_ff": ("MLP width d_ff", "Hidden width of each layer's MLP block (dense layers)."),
+    "tied_embeddings": ("Tied embeddings", "The output matrix reuses the input embedding (U = Eᵀ), saving V·d_model."),
+    "gated_mlp": ("Gated MLP", "Three MLP matrices (gate, up, down) as in Llama; off = two (W₁, W₂) as in GPT-2."),
+    "norm": ("Norm type", "LayerNorm has a scale and a shift per number; RMSNorm only a scale."),
+    "norms_per_layer": ("Norms per layer", "Normalisations inside each block (2 usually; 4 in Gemma-2)."),
+    "bias": ("Biases", "Which projections carry a bias vector: none, only Q/K/V, or all (GPT-2)."),
+    "learned_positions": ("Learned positions", "Rows of a learned position table (GPT-2: 1024); 0 for rotary."),
+    "kv_lora_rank": (
+        "Latent rank (MLA)",
+        "Multi-head latent attention (DeepSeek): the size of the one compressed vector cached per token and "
+        "layer instead of K and V. 0 = ordinary attention.",
+    ),
+    "qk_rope_head_dim": ("Rotary key part (MLA)", "Extra position-carrying numbers cached beside the latent."),
+    "q_lora_rank": ("Query rank (MLA)", "Compressed query size (weights only; 0 = full query projection)."),
+    "qk_nope_head_dim": ("Key head size (MLA)", "Per-head key size rebuilt from the latent (weights only)."),
+    "v_head_dim": ("Value head size (MLA)", "Per-head value size rebuilt from the latent (weights only)."),
+    "sliding_window": ("Sliding window W", "Sliding layers keep only the last W tokens; 0 = none."),
+    "sliding_layers": ("Sliding layers", "How many of the layers use the window (Mistral: all; Gemma-2: half)."),
+    "n_experts": ("Experts", "Mixture of experts: MLP copies per layer, of which a few run per token; 0 = dense."),
+    "experts_per_token": ("Experts per token", "How many experts each token is routed to."),
+    "expert_d_ff": ("Expert width", "Hidden width of one expert."),
+    "shared_experts": ("Shared experts", "Experts every token always uses (DeepSeek: 1)."),
+    "dense_layers": ("Dense first layers", "Layers at the bottom that keep an ordinary MLP (DeepSeek-V3: 3)."),
+    "max_context": (
+        "Maximum context (tokens)",
+        "The longest conversation the model is built for (config.json max_position_embeddings); 0 = not stated. "
+        "The page warns when the context per user is longer.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class NumberSpec:
+    """A number input of the scenario: its label, bounds, default, step and plain-words help."""
+
+    label: str
+    low: float
+    high: float
+    default: float
+    step: float
+    help: str
+
+
+NUMBERS = {
+    "context": NumberSpec(
+        "Context per user T (tokens)",
+        1,
+        10_000_000,
+        32768,
+        1024,
+        "Prompt plus answer held in memory for each conversation.",
+    ),
+    "users": NumberSpec(
+        "Concurrent users", 1, 1_000_000, 16, 1, "Conversations running at the same moment (each has its own KV cache)."
+    ),
+    "prefix": NumberSpec(
+        "Shared system prompt (tokens)",
+        0,
+        10_000_000,
+        0,
+        256,
+        "A prefix every conversation starts with; prefix caching stores it once per model copy.",
+    ),
+    "price": NumberSpec(
+        "Price per GPU-hour ($)",
+        0.01,
+        1000.0,
+        float(DEFAULTS["price_per_gpu_hour"]),
+        0.1,
+        "Your cloud or amortised on-premise cost of one GPU for one hour.",
+    ),
+    "util": NumberSpec(
+        "Memory the engine may use",
+        0.5,
+        0.99,
+        float(DEFAULTS["gpu_memory_utilization"]),
+        0.01,
+        "vLLM's gpu_memory_utilization: the rest is reserve.",
+    ),
+    "eff": NumberSpec(
+        "Bandwidth efficiency",
+        0.1,
+        1.0,
+        float(DEFAULTS["bandwidth_efficiency"]),
+        0.05,
+        "Share of peak memory bandwidth decoding really gets.",
+    ),
+}
+
+
+def model_name(model_id: str) -> str:
+    """What the model selectors show (and the URL stores) for a preset id or 'custom'."""
+    return "Custom (fields below)" if model_id == CUSTOM else presets()[model_id].name
+
+
+def bits_label(bits: int) -> str:
+    """'16-bit' for 16: how the weight selector shows a bit width."""
+    return f"{bits}-bit"
+
+
+def gpu_name(gpu_id: str) -> str:
+    """The GPU selector's label for a preset id."""
+    return kv.gpus()[gpu_id].name
+
+
+def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
+    """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
+    return {
+        "model": ([*presets(), CUSTOM], model_name),
+        "compare": (list(presets()), model_name),
+        "kv_dtype": (list(kv.DTYPE_BYTES), str.upper),
+        "w_bits": (list(kv.WEIGHT_BITS), bits_label),
+        "gpu": (list(kv.gpus()), gpu_name),
+        "tp": (list(kv.TP_OPTIONS), str),
+        "block": (list(BLOCKS), str),
+        "view": (list(VIEWS), str),
+        FIELD_KEYS["norm"]: (list(NORMS), str),
+        FIELD_KEYS["bias"]: (list(BIASES), str),
+    }
+
+
+# --------------------------------------------------------------------------------------------------- the link
+def _plain(text: object) -> str:
+    """A label reduced to lower-case letters and digits, so 'H200 SXM', 'h200-sxm' and 'h200_sxm' all match."""
+    return re.sub(r"[^0-9a-z]", "", str(text).lower())
+
+
+def match_choice(raw: str, options: Sequence, label: Callable[[object], str]) -> object | None:
+    """The option a URL value names: by its label ('8-bit', 'FP8', 'H200 SXM') or its plain id ('8', 'fp8')."""
+    wanted = _plain(raw)
+    for option in options:
+        if wanted and wanted in (_plain(label(option)), _plain(option)):
+            return option
+    return None
+
+
+def _number_field(key: str) -> tuple[float, float, bool] | None:
+    """(low, high, whole numbers only) for a numeric scenario key or model field, None for other keys."""
+    if key in NUMBERS:
+        spec = NUMBERS[key]
+        return spec.low, spec.high, isinstance(spec.default, int)
+    name = key.removeprefix("f_")
+    if key.startswith("f_") and name in LIMITS:
+        low, high = LIMITS[name]
+        return low, high, True
+    return None
+
+
+def read_number(raw: str, low: float, high: float, whole: bool) -> float | int | None:
+    """A URL number ('32768', '32,768', '2.5'), or None when it is not a finite number in [low, high]."""
+    try:
+        value = float(raw.replace(",", "").replace("_", "").strip())
+    except ValueError:
+        return None
+    if not math.isfinite(value) or not low <= value <= high or (whole and not value.is_integer()):
+        return None
+    return int(value) if whole else value
+
+
+BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
+def read_link() -> None:
+    """Once per session, before the widgets: turn the link's plain forms into the widgets' values and note the rest.
+
+    Streamlit drops a bound value it cannot parse without a word; here every such value is named in a message
+    (shown by `link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields from it;
+    fields present in the link win.
+    """
+    if st.session_state.get("kv_link_read"):
+        return
+    st.session_state["kv_link_read"] = True
+    notes: list[str] = []
+    options = choices()
+    for key in st.query_params:
+        values = st.query_params.get_all(key)
+        if key in options:
+            found = [match_choice(raw, *options[key]) for raw in values]
+            for raw, option in zip(values, found, strict=True):
+                if option is None:
+                    shown = ", ".join(options[key][1](o) for o in options[key][0][:8])
+                    notes.append(f"`{key}={raw}` is not one of: {shown}{', …' if len(options[key][0]) > 8 else ''}.")
+            chosen = [option for option in found if option is not None]
+            if chosen:
+                st.session_state[key] = chosen if key == "compare" else chosen[0]
+        elif (bounds := _number_field(key)) is not None:
+            value = read_number(values[0], *bounds)
+            if value is None:
+                notes.append(f"`{key}={values[0]}` is not a number from {bounds[0]:,g} to {bounds[1]:,g}.")
+            else:
+                st.session_state[key] = value
+        elif key.removeprefix("f_") in FIELD_NAMES:
+            flag = BOOLEANS.get(values[0].strip().lower())
+            if flag is None:
+                notes.append(f"`{key}={values[0]}` is not true or false.")
+            else:
+                st.session_state[key] = flag
+    chosen = st.session_state.get("model")
+    if chosen in presets() and chosen != PRIMER:
+        for name, key in FIELD_KEYS.items():
+            if key not in st.query_params:
+                st.session_state[key] = getattr(presets()[chosen], name)
+    if notes:
+        st.session_state[LINK_NOTES] = notes
+
+
+def link_notes() -> None:
+    """The message naming the link's unreadable values (until the reader hides it)."""
+    notes = st.session_state.get(LINK_NOTES)
+    if not notes:
+        return
+    st.warning(
+        "This link holds values the page could not read, so their defaults are used:\n\n"
+        + "\n".join(f"- {note}" for note in notes)
+    )
+    st.button("Hide this message", key="kv-hide-link-notes", on_click=st.session_state.pop, args=(LINK_NOTES, None))
+
+
+# --------------------------------------------------------------------------------------------------- callbacks
+def copy_into_fields(config: ModelConfig) -> None:
+    """Fill the model fields with a config's values."""
+    for name, key in FIELD_KEYS.items():
+        st.session_state[key] = getattr(config, name)
+
+
+def on_model_change() -> None:
+    chosen = st.session_state["model"]
+    if chosen != CUSTOM:
+        copy_into_fields(presets()[chosen])
+
+
+def on_field_change() -> None:
+    st.session_state["model"] = CUSTOM
+
+
+def load_primer_example() -> None:
+    """The primer's example: its 7B, 32K tokens, FP16."""
+    st.session_state["model"] = PRIMER
+    st.session_state["context"] = 32768
+    st.session_state["kv_dtype"] = "fp16"
+    copy_into_fields(presets()[PRIMER])
+
+
+def _apply_report(report: ParseReport, source: str) -> None:
+    st.session_state["kv_report"] = (source, report)
+    if report.config is not None:
+        copy_into_fields(report.config)
+        st.session_state["model"] = CUSTOM
+        st.session_state["kv_custom_name"] = report.config.name
+
+
+def on_upload() -> None:
+    upload = st.session_state.get("kv_upload")
+    if upload is not None:  # parse_config_text refuses files over MAX_CONFIG_BYTES with their size
+        _apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
+
+
+def on_paste() -> None:
+    _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+
+
+# --------------------------------------------------------------------------------------------------- widgets
+def _select(label: str, key: str, help: str, widget: Callable = st.selectbox, **extra: object) -> None:
+    """A bound selector whose options and labels come from `choices()`, so links are read the way they are written."""
+    options, shown = choices()[key]
+    widget(label, options, format_func=shown, key=key, bind="query-params", help=help, **extra)
+
+
+def _number(key: str, container: object = st, **extra: object) -> None:
+    """A bound number input (a slider for the two fractions) from its NumberSpec."""
+    spec = NUMBERS[key]
+    widget = container.slider if key in ("util", "eff") else container.number_input
+    widget(
+        spec.label, spec.low, spec.high, spec.default, spec.step, key=key, bind="query-params", help=spec.help, **extra
+    )
+
+
+def scenario_widgets(kv_help: str) -> dict:
+    """The scenario's selectors in three columns and the engine settings; returns their values by key."""
+    top = st.columns(3)
+    with top[0]:
+        _select(
+            "Model",
+            "model",
+            "A published model, or 'Custom' to use the fields below (an uploaded config.json lands there too).",
+            on_change=on_model_change,
+        )
+        _select(
+            "KV cache number type",
+            "kv_dtype",
+            kv_help + "\n\nBytes per stored number: FP32 = 4, FP16/BF16 = 2, FP8/INT8 = 1, INT4 = ½.",
+            index=1,
+        )
+        _select("Weights stored at", "w_bits", "16-bit = original; 8- or 4-bit = quantised weights.")
+    with top[1]:
+        for key in ("context", "users", "prefix"):
+            _number(key)
+    with top[2]:
+        gpu_ids = list(kv.gpus())
+        _select("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
+        _select(
+            "GPUs per model copy (tensor parallelism)",
+            "tp",
+            "The model's weights and KV heads are split across this many GPUs working as one.",
+        )
+        _number("price", format="%.2f")
+    with st.expander("Engine settings"):
+        cols = st.columns(3)
+        _number("util", cols[0])
+        with cols[1]:
+            _select(
+                "KV block size (tokens)",
+                "block",
+                "Memory is handed out in pages of this many tokens (vLLM 16, TensorRT-LLM 32).",
+                index=1,
+            )
+        _number("eff", cols[2])
+    keys = ("model", "kv_dtype", "w_bits", "context", "users", "prefix", "gpu", "tp", "price", "util", "block", "eff")
+    return {key: st.session_state[key] for key in keys}
+
+
+def model_field_widgets() -> dict:
+    """Every size of the model as a field (four columns), defaulting to the primer's 7B; returns values by name."""
+    primer = presets()[PRIMER]
+    values = {}
+    cols = st.columns(4)
+    for index, name in enumerate(FIELD_NAMES):
+        label, helptext = FIELD_LABELS[name]
+        key = FIELD_KEYS[name]
+        default = getattr(primer, name)
+        common = {"key": key, "bind": "query-params", "help": helptext, "on_change": on_field_change}
+        with cols[index % 4]:
+            if isinstance(default, bool):
+                values[name] = st.checkbox(label, default, **common)
+            elif name in ("norm", "bias"):
+                options = list(NORMS if name == "norm" else BIASES)
+                values[name] = st.selectbox(label, options, options.index(default), **common)
+            else:
+                low, high = LIMITS[name]
+                values[name] = st.number_input(label, low, high, default, 1, **common)
+    return values
+
+
+def config_inputs() -> None:
+    """Upload or paste a Hugging Face config.json, and what came of the last one."""
+    with st.expander("Upload or paste a Hugging Face config.json"):
+        st.file_uploader(
+            "config.json (up to 1 MB)",
+            type=["json"],
+            key="kv_upload",
+            on_change=on_upload,
+            help="The model's config.json from its Hugging Face page ('Files and versions').",
+        )
+        st.text_area("…or paste its contents", key="kv_paste", height=120, placeholder='{"num_hidden_layers": 32, …}')
+        st.button("Use pasted config", on_click=on_paste)
+        _report_box()
+
+
+def _report_box() -> None:
+    if "kv_report" not in st.session_state:
+        return
+    source, report = st.session_state["kv_report"]
+    if report.config is None:
+        st.error(
+            f"Could not use the config from {source}; the current scenario is unchanged.\n\n"
+            + "\n".join(f"- {message}" for message in report.errors)
+        )
+        return
+    st.success(f"Loaded '{report.config.name}' from {source} into the model fields (model = Custom).")
+    st.markdown("**Fields read:** " + ", ".join(f"`{name}`" for name in report.used))
+    if report.assumed:
+        st.markdown("**Missing or not stated, so assumed:**\n" + "\n".join(f"- {text}" for text in report.assumed))
+
+
+def compare_widget() -> list[ModelConfig]:
+    """Up to four presets to compare with the current model; returns their configs."""
+    _select(
+        "Models to compare (up to 4, beside the current one)",
+        "compare",
+        "Shown as extra lines in the charts and rows in the table.",
+        default=COMPARE_DEFAULT,
+        max_selections=4,
+        widget=st.multiselect,
+    )
+    return [presets()[key] for key in st.session_state["compare"]]
+
+
+# --------------------------------------------------------------------------------------------------- validation
+def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
+    """The scenario's model and deployment; an inconsistent one is named in an error and the last valid one kept."""
+    problems: list[str] = []
+    if choice["model"] == CUSTOM:
+        config, problems = config_from_fields(fields, name=st.session_state.get("kv_custom_name", "Custom model"))
+    else:
+        config = presets()[choice["model"]]
+    deployment = kv.Deployment(
+        gpu=kv.gpus()[choice["gpu"]],
+        tp=int(choice["tp"]),
+        context=int(choice["context"]),
+        users=int(choice["users"]),
+        prefix=int(choice["prefix"]),
+        kv_dtype=choice["kv_dtype"],
+        weight_bits=int(choice["w_bits"]),
+        utilisation=float(choice["util"]),
+        block=int(choice["block"]),
+        efficiency=float(choice["eff"]),
+        price_per_gpu_hour=float(choice["price"]),
+    )
+    if config is not None and (tp_issue := kv.tp_problem(config, deployment.tp)):
+        problems.append(f"{tp_issue[0].upper()}{tp_issue[1:]}; choose another number of GPUs per model copy.")
+    if problems or config is None:
+        st.error(
+            "This scenario cannot be computed, so the last valid one is shown:\n\n"
+            + "\n".join(f"- {message}" for message in problems)
+        )
+        return st.session_state.get("kv_last_valid", (presets()[PRIMER], kv.Deployment(gpu=kv.gpus()[DEFAULTS["gpu"]])))
+    st.session_state["kv_last_valid"] = (config, deployment)
+    return config, deployment

@@ -1069,6 +1069,20 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         ]
     )
     theirs_top, ours_top = (int(np.argmax(matrix[:, subject])) for matrix in (primer.query_attention, ours_att))
+    printed = primer.layer1_patterns
+    pattern_prompt = tuple(printed["prompt"])
+    ours_layer1 = cached_trace(pattern_prompt)["blocks.0.attn.hook_pattern"]
+    st.markdown(f"**Layer 1's attention weights on '{_fmt(pattern_prompt)}' (primer §6, Step 3)**")
+    names = _rows(pattern_prompt)
+    _grid(
+        [
+            _panel(
+                matrix, f"{who}, layer 1, head {row['head']}", names, names, f"tr-pvo-l1-{who[:3]}-{i}", signed=False
+            )
+            for i, row in enumerate(printed["heads"])
+            for who, matrix in (("primer's model", np.array(row["weights"])), ("our model", ours_layer1[i]))
+        ]
+    )
     gamma, beta = model.params["ln_final.gamma"], model.params["ln_final.beta"]
     ln = np.stack([primer.final_layernorm["gamma"], gamma, primer.final_layernorm["beta"], beta])
     _matrix(

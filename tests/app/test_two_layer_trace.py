@@ -266,10 +266,15 @@ def test_primer_vs_ours_reads_the_asset_and_our_model():
     ours = top_k(trace_of("<BOS> the cat sat")["hook_logits"][-1], MODEL.vocabulary, 5)
     assert list(top5["ours: token"]) == [r.token for r in ours]
     assert "big 0.532" in probe["primer's model"][0]
-    theirs_attention, ours_attention, ln = (z(s) for s in specs(at))
+    theirs_attention, ours_attention, *layer1, ln = (z(s) for s in specs(at))
     assert theirs_attention == pytest.approx(primer.query_attention)
     trace = trace_of("<BOS> the cat is")
     assert ours_attention[2] == pytest.approx(trace["blocks.1.attn.hook_pattern"][0, -1])
+    ours_layer1 = trace_of("<BOS> the cat sat")["blocks.0.attn.hook_pattern"]
+    printed = [np.array(row["weights"]) for row in primer.layer1_patterns["heads"]]
+    assert len(layer1) == 4  # primer head 1, ours head 1, primer head 2, ours head 2
+    assert layer1[0] == pytest.approx(printed[0]) and layer1[2] == pytest.approx(printed[1])
+    assert layer1[1] == pytest.approx(ours_layer1[0]) and layer1[3] == pytest.approx(ours_layer1[1])
     assert ln[0] == pytest.approx(primer.final_layernorm["gamma"]) and ln[1] == pytest.approx(
         MODEL.params["ln_final.gamma"]
     )

@@ -1103,7 +1103,13 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our top logit is {ours[0].logit:.2f} against "
         f"the primer's {theirs[0]['logit']:.2f}, and our final γ runs "
         f"{gamma.min():.3f}–{gamma.max():.3f}, the primer's {min(primer.final_layernorm['gamma']):.3f}–"
-        f"{max(primer.final_layernorm['gamma']):.3f}.",
+        f"{max(primer.final_layernorm['gamma']):.3f}. In layer 1, '{pattern_prompt[-1]}' reads "
+        + " and ".join(
+            f"'{pattern_prompt[int(np.argmax(np.array(row['weights'])[-1]))]}' most in the primer's head {row['head']} "
+            f"(ours: '{pattern_prompt[int(np.argmax(ours_layer1[i, -1]))]}')"
+            for i, row in enumerate(printed["heads"])
+        )
+        + ".",
         "Two training runs of the same design on the same data learn the same behaviour but not the same internals: "
         "which head does which job, and every individual weight, are accidents of the run. Judge a model by what it "
         "does, and treat any one head's picture as one run's story.",

@@ -19,6 +19,7 @@ import numpy as np
 
 from core.analysis import (
     Sweep,
+    family_sweep,
     head_label,
     heads,
     mean_ablation,
@@ -28,6 +29,7 @@ from core.analysis import (
     short_label,
 )
 from core.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
+from core.weights import family, trained_model
 from core.world import CLASS_ADJECTIVES, NOUN_CLASS, corpus
 
 ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_appendix_a.json"
@@ -250,6 +252,28 @@ def heads_of(removed: frozenset[HeadKey] | None) -> tuple[HeadKey, ...]:
     return tuple(sorted(removed or ()))
 
 
+@dataclass(frozen=True)
+class SubsetCounts:
+    """How many of the real ablations (non-empty head subsets) switch the rule off, overall and among the pairs."""
+
+    real: int
+    collapsing: int
+    pairs: int
+    collapsing_pairs: int
+
+
+def subset_counts(sweep: Sweep) -> SubsetCounts:
+    """Count the head subsets that leave rule accuracy ≤ COLLAPSE (the pairs are the ones the primer did not search)."""
+    real = [i for i, r in enumerate(sweep.removed) if r]
+    pairs = [i for i in real if len(sweep.removed[i]) == 2]
+    return SubsetCounts(
+        real=len(real),
+        collapsing=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in real),
+        pairs=len(pairs),
+        collapsing_pairs=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in pairs),
+    )
+
+
 # ------------------------------------------------------------------------------------------------ brightness vs damage
 @dataclass(frozen=True)
 class HeadEvidence:
@@ -295,6 +319,16 @@ class HeadEvidence:
     def dimmest(self) -> HeadKey:
         """The head that attends least to the subject noun."""
         return self.heads[int(np.argmin(self.attention))]
+
+    @property
+    def bluntest(self) -> HeadKey:
+        """The head whose removal costs most collateral top-1 on the bigram slots."""
+        return self.heads[int(np.argmax(self.bigram_drop))]
+
+    @property
+    def cleanest(self) -> HeadKey:
+        """The head whose removal costs least collateral top-1 on the bigram slots."""
+        return self.heads[int(np.argmin(self.bigram_drop))]
 
     def index(self, head: HeadKey) -> int:
         """Position of a head in the arrays."""
@@ -344,12 +378,49 @@ def rule_carriers(sweep: Sweep) -> Carriers:
     return Carriers(evidence=evidence, collapsing=collapsing)
 
 
+VERDICTS = ("one head", "several heads", "no single head")
+
+
+@dataclass(frozen=True)
+class Family:
+    """Rule carriers of the shipped model and each independently seeded one (the shipped model first)."""
+
+    seeds: tuple[int, ...]
+    carriers: tuple[Carriers, ...]
+
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        """How many models' rule rests on one head, on several, on no single head."""
+        return {v: sum(c.verdict == v for c in self.carriers) for v in VERDICTS}
+
+    @property
+    def distinct_answers(self) -> int:
+        """How many different sets of rule-carrying heads the training runs produced."""
+        return len({c.collapsing for c in self.carriers})
+
+    @property
+    def brightest_load_bearing(self) -> int:
+        """In how many models the head brightest on the noun is also the one the rule rests on."""
+        return sum(c.evidence.brightest_is_load_bearing for c in self.carriers)
+
+
+@cache
+def shipped_family() -> Family:
+    """The 16-subset sweep on every shipped model (assets/model), computed once per process and shared by every
+    session: it is keyed by nothing but the shipped weights, and the first run costs seconds."""
+    result = family_sweep((trained_model(), *family()))
+    return Family(seeds=result.seeds, carriers=tuple(rule_carriers(s) for s in result.sweeps))
+
+
 # ------------------------------------------------------------------------------------------------ zero vs mean
-def zero_vs_mean(model: Model) -> list[dict[str, object]]:
-    """Each head (and all four) removed by zero ablation and by mean ablation: the primer's three measures both ways."""
+def zero_vs_mean(model: Model, chosen: Sequence[HeadKey] = ()) -> list[dict[str, object]]:
+    """Each head, the chosen subset (if it is neither empty, a single head nor all four) and all four, removed by zero
+    ablation and by mean ablation: the primer's three measures both ways."""
     every = heads(model.config)
+    chosen = tuple(sorted(chosen))
+    extra = [chosen] if 1 < len(chosen) < len(every) else []
     rows = []
-    for removed in [*((h,) for h in every), every]:
+    for removed in [*((h,) for h in every), *extra, every]:
         zero = score_slots(model, intervention=configuration(removed))
         mean = score_slots(model, intervention=mean_ablation(model, removed))
         rows.append(
@@ -364,6 +435,20 @@ def zero_vs_mean(model: Model) -> list[dict[str, object]]:
             }
         )
     return rows
+
+
+@dataclass(frozen=True)
+class MethodGap:
+    """Where zero and mean ablation disagree on copula class accuracy, over the rows of zero_vs_mean."""
+
+    agree: int
+    largest: int  # row with the largest |mean - zero|
+
+
+def method_gap(rows: Sequence[dict[str, object]]) -> MethodGap:
+    """Count the settings on which both methods give the same copula class accuracy; find the largest difference."""
+    gaps = [float(r["right class on copula slots, mean"]) - float(r["right class on copula slots, zero"]) for r in rows]
+    return MethodGap(agree=sum(abs(g) < 1e-12 for g in gaps), largest=max(range(len(rows)), key=lambda j: abs(gaps[j])))
 
 
 # ------------------------------------------------------------------------------------------------ neurons

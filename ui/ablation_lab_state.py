@@ -1,0 +1,106 @@
+"""Ablation lab: the bench's controls, bound to the URL, and their validation (a bad typed prompt keeps the last one).
+
+Every control has a key and bind="query-params", so a shared link restores the scenario and the state survives a
+visit to another page. The heads travel in the URL as their readable pill labels ('layer 1, head 1').
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core import experiments as ex
+from core.analysis import head_label, heads, short_label
+from core.transformer import HeadKey
+from core.weights import trained_model
+from ui.glossary import tip
+
+MODEL = trained_model()
+HEADS = heads(MODEL.config)
+BY_SHORT = {short_label(h): h for h in HEADS}
+PROMPTS = [" ".join(p) for p in ex.COPULA_PROMPTS] + ["<BOS> the cat sat", "<BOS> the big dog ran"]
+OWN = "Type your own…"
+PROMPT_STATE = "ablation_prompt"  # last valid prompt, kept when a typed one does not read
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The reader's bench setting: heads removed (sorted), attention off, the prompt's tokens."""
+
+    removed: tuple[HeadKey, ...]
+    off: bool
+    words: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """'L1H1 + L2H2 removed', 'nothing removed' or 'attention off' for running text."""
+        if self.off:
+            return "attention off"
+        return " + ".join(short_label(h) for h in self.removed) + " removed" if self.removed else "nothing removed"
+
+
+def q(words: tuple[str, ...] | str) -> str:
+    """A prompt in running text, without <BOS>: '“the cat is”'."""
+    text = words if isinstance(words, str) else " ".join(words)
+    return "“" + text.replace("<BOS> ", "") + "”"
+
+
+def _prompt(choice: str) -> tuple[str, ...]:
+    """The bench prompt: a listed one, or the typed one if it reads, else the last valid one with an error shown."""
+    if choice != OWN:
+        words = tuple(choice.split())
+    else:
+        text = st.text_input(
+            "Your prompt",
+            value="the dog was",
+            key="prompt_text",
+            bind="query-params",
+            max_chars=120,
+            help="Words from the model's 20-token vocabulary, separated by spaces; <BOS> is added for you.",
+        )
+        try:
+            words = ex.parse_prompt(MODEL, text)
+        except ValueError as problem:
+            fallback = st.session_state.get(PROMPT_STATE, PROMPTS[0])
+            st.error(f"That prompt cannot be run: {problem}. Showing {q(fallback)} instead.")
+            return tuple(fallback.split())
+    st.session_state[PROMPT_STATE] = " ".join(words)
+    return words
+
+
+def controls() -> Setting:
+    """The bench's controls (all in the URL): heads removed, attention off, the prompt."""
+    chosen = st.pills(
+        "Heads removed (their rows of W_O set to 0)",
+        list(BY_SHORT),
+        selection_mode="multi",
+        default=["L1H1"],
+        key="heads",
+        bind="query-params",
+        format_func=lambda s: head_label(BY_SHORT[s]),
+        help=tip("ablation"),
+        width="stretch",
+    )
+    left, right = st.columns([1, 1.4], gap="large", vertical_alignment="bottom")
+    with left:
+        off = st.toggle(
+            "Attention off (W_O = 0)",
+            key="off",
+            bind="query-params",
+            help="Appendix A's Method 2: W_O = 0 and b_O = 0 in both layers, so every attention block writes nothing "
+            "and no token can see another.",
+        )
+    with right:
+        choice = st.selectbox(
+            "Prompt for the prediction",
+            [*PROMPTS, OWN],
+            key="prompt",
+            bind="query-params",
+            help="Pick a prompt of the toy world, or type your own.",
+        )
+    words = _prompt(choice or PROMPTS[0])
+    removed = tuple(sorted(BY_SHORT[s] for s in chosen or [] if s in BY_SHORT))
+    if off and removed:
+        st.caption("Attention is off, so every head is silent and the head selection has no effect.")
+    return Setting(removed, bool(off), words)

@@ -36,12 +36,8 @@ if tabs[1].open:
         choice = show.read_out_controls()
         dist = next_token_distribution(EXAMPLE.illustrative_logits, choice.temperature, choice.top_k, choice.top_p)
         show.probabilities(dist, choice.temperature)
-        if choice.method == "Greedy":
-            show.greedy(dist)
-        else:
-            seed, n = show.sampler()
-            if n:
-                show.draws(sample(dist.final, seed, n), dist, seed)
+        seed, n = show.sampler(choice.method)
+        show.decision(dist, choice.method, sample(dist.final, seed, n), seed)
 
 if tabs[2].open:
     with tabs[2]:

@@ -23,7 +23,7 @@ from ui import figures
 from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, draw_count, draw_once, reset_to_primer
-from ui.widgets import chart, download_matrix, explain, shape_label
+from ui.widgets import chart, explain, matrix_frame, shape_label
 
 SECTIONS = ("Step by step", "Read-out", "KV cache")
 MADE_UP_SEED = 0
@@ -67,13 +67,21 @@ def matrix(
     signed: bool = True,
     decimals: int = 3,
 ) -> None:
-    """One heatmap with its shape, a one-line plain reading and a CSV download."""
+    """One heatmap with its shape, a one-line plain reading and a CSV download (ui.widgets.matrix_frame's table)."""
     st.caption(f"{shape}. {reading}")
     fig = figure(
         "heatmap", small(values), x=tuple(columns), y=tuple(rows), title=title, signed=signed, decimals=decimals
     )
     chart(fig, key=f"qkv-{key}", alt=f"{title}, {shape}")
-    download_matrix(values, rows, columns, name=title.split(" =")[0], key=f"qkv-{key}")
+    labelled = (np.array(values), list(rows), list(columns))  # the CSV is built only when clicked (~1 ms per matrix)
+    st.download_button(
+        f"Download {title.split(' =')[0]} (CSV)",
+        lambda: matrix_frame(*labelled).to_csv().encode("utf-8"),
+        file_name=f"qkv-{key}.csv",
+        mime="text/csv",
+        key=f"dl-qkv-{key}",
+        on_click="ignore",
+    )
 
 
 def quoted(tokens: list[str]) -> list[str]:
@@ -476,15 +484,10 @@ def probabilities(dist: Distribution, temperature: float) -> None:
     )
 
 
-def greedy(dist: Distribution) -> None:
-    st.success(
-        f"Greedy decoding picks **{WORDS[dist.greedy]}** (p = {dist.final[dist.greedy]:.2f}) every time, "
-        "whatever the temperature."
-    )
-
-
-def sampler() -> tuple[int, int]:
-    """The seed and the 'sample' button; returns (seed, draws so far)."""
+def sampler(method: str) -> tuple[int, int]:
+    """When sampling, the seed and the 'sample' button; returns (seed, draws so far), (0, 0) for greedy decoding."""
+    if method == "Greedy":
+        return 0, 0
     c1, c2 = st.columns([1, 2], vertical_alignment="bottom")
     seed = c1.number_input(
         "Seed",
@@ -500,6 +503,17 @@ def sampler() -> tuple[int, int]:
     return int(seed), draw_count()
 
 
+def decision(dist: Distribution, method: str, drawn: np.ndarray, seed: int) -> None:
+    """Greedy decoding's pick, or the sampler's draws so far (nothing before the first press)."""
+    if method == "Greedy":
+        st.success(
+            f"Greedy decoding picks **{WORDS[dist.greedy]}** (p = {dist.final[dist.greedy]:.2f}) every time, "
+            "whatever the temperature."
+        )
+    elif len(drawn):
+        draws(drawn, dist, seed)
+
+
 def draws(tokens: np.ndarray, dist: Distribution, seed: int) -> None:
     """The latest draw, the last few, and how often the favourite came up against its probability."""
     n, favourite = len(tokens), int(dist.ranking[0])
@@ -507,7 +521,8 @@ def draws(tokens: np.ndarray, dist: Distribution, seed: int) -> None:
     st.success(f"Draw {n} (seed {seed}): **{WORDS[tokens[-1]]}**. Last draws: {history}.")
     hits = int(np.count_nonzero(tokens == favourite))
     explain(
-        f"In {n} draws, '{WORDS[favourite]}' came up {hits} times ({hits / n:.0%}, "
+        f"In {n} draw{'s' if n != 1 else ''}, '{WORDS[favourite]}' came up {hits} time{'s' if hits != 1 else ''} "
+        f"({hits / n:.0%}, "
         f"probability {dist.final[favourite]:.0%}).",
         "A sampled answer is one roll of weighted dice: run it again with another seed and the text differs. "
         "That is why the same prompt can give different answers.",
@@ -705,10 +720,9 @@ def proof(run: Generation, chosen: int, difference: float) -> None:
     )
     chart(work, key="qkv-macs", alt="Grouped bars: multiply-adds per generation step with and without the cache")
     explain(
-        f"Every output row computed with the cache matches the full pass recomputed from scratch (largest "
-        f"difference: {exact}), because both do the same multiplications and additions in the same order; the cache "
-        f"only skips redoing the earlier tokens. Up to {steps[chosen]} it needed {with_cache:,} multiply-adds "
-        f"instead of {without:,}.",
+        f"Every output row computed with the cache matches the full pass recomputed from scratch: the largest "
+        f"difference is {exact}. Both do the same multiplications and additions in the same order; only the amount "
+        f"of work differs: up to {steps[chosen]} the cache needed {with_cache:,} multiply-adds instead of {without:,}.",
         "The cache is not an approximation: it returns the same answer while skipping work that grows with the "
         "square of the conversation's length.",
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -230,8 +230,12 @@ def _shared_prefix_tokens(dep: Deployment, block: int) -> float:
     return math.floor(min(dep.prefix, dep.context) / block) * block
 
 
+@lru_cache(maxsize=4096)
 def plan(config: ModelConfig, dep: Deployment) -> Plan:
-    """Memory per GPU (weights / KV / reserve / free), whether it fits, max users, tokens/s and $ per 1M tokens."""
+    """Memory per GPU (weights / KV / reserve / free), whether it fits, max users, tokens/s and $ per 1M tokens.
+
+    Cached: configs and deployments are frozen, and the page asks for the same plans on every rerun.
+    """
     problem = tp_problem(config, dep.tp)
     if problem:
         raise ValueError(problem)

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
+import pyarrow as pa
 import streamlit as st
 
 from core import kv_cache as kv
@@ -69,11 +69,12 @@ def _gpus(n: int) -> str:
     return f"{n} GPU{'s' if n > 1 else ''}"
 
 
-def compared_rows(config: ModelConfig, dep: kv.Deployment, others: list[ModelConfig]) -> Compared:
+@lru_cache(maxsize=64)
+def compared_rows(config: ModelConfig, dep: kv.Deployment, others: tuple[ModelConfig, ...]) -> Compared:
     """The chosen model and the compared ones, labelled with their GPUs per copy when that differs from the choice."""
     return tuple(
         (c.name if d.tp == dep.tp else f"{c.name} ({d.tp} GPUs)", c, d, p)
-        for c, d, p in kv.compared_plans(config, dep, others)
+        for c, d, p in kv.compared_plans(config, dep, list(others))
     )
 
 
@@ -501,24 +502,27 @@ def cost_view(compared: Compared) -> None:
 VIEW_SECTIONS = (kv_view, memory_view, users_view, cost_view)  # in the order of ui.kv_cost_state.VIEWS
 
 
-def download(frame: pd.DataFrame, *, name: str, key: str) -> None:
-    """A CSV download of a table, built only when clicked (a rerun does not serialise it)."""
-    st.download_button(
-        f"Download {name} (CSV)",
-        lambda: frame.to_csv(index=False).encode("utf-8"),
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        key=f"dl-{key}",
-        on_click="ignore",
-    )
+def table(rows: pa.Table, *, download: tuple[str, str] | None = None, readable: tuple[str, ...] = ()) -> None:
+    """A full-width table without index, `readable` columns with thousands separators, and an optional CSV download
+    (name, key) built only when clicked. Tables arrive as cached Arrow tables: a rerun converts nothing."""
+    st.dataframe(rows, hide_index=True, width="stretch", column_config=dict.fromkeys(readable, READABLE))
+    if download:
+        name, key = download
+        st.download_button(
+            f"Download {name} (CSV)",
+            lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"),
+            file_name=f"{key}.csv",
+            mime="text/csv",
+            key=f"dl-{key}",
+            on_click="ignore",
+        )
 
 
-def comparison_table(compared: Compared) -> None:
-    """Up to five models side by side, with a CSV download."""
+@lru_cache(maxsize=64)
+def _comparison(compared: Compared) -> pa.Table:
     dep = compared[0][2]
     t = dep.context
-    st.subheader("Side by side")
-    frame = pd.DataFrame(
+    return pa.Table.from_pylist(
         [
             {
                 "model": c.name,
@@ -537,8 +541,13 @@ def comparison_table(compared: Compared) -> None:
             for _, c, d, p in compared
         ]
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
-    download(frame, name="comparison", key="kv-comparison")
+
+
+def comparison_table(compared: Compared) -> None:
+    """Up to five models side by side, with a CSV download."""
+    dep, t = compared[0][2], compared[0][2].context
+    st.subheader("Side by side")
+    table(_comparison(compared), download=("comparison", "kv-comparison"))
     st.caption(
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {dep.users:,} users; compared models at your GPUs per copy, or the smallest number that "
@@ -580,10 +589,11 @@ def finance(config: ModelConfig, dep: kv.Deployment, effects: kv.BudgetEffects) 
     _gpu_options(config, dep)
 
 
-def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
+@lru_cache(maxsize=64)
+def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption], pa.Table]:
     gpu = dep.gpu
     options = kv.gpu_options(config, dep)
-    frame = pd.DataFrame(
+    rows = pa.Table.from_pylist(
         [
             {
                 "GPU": o.gpu.name,
@@ -599,12 +609,18 @@ def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
             for o in options
         ]
     )
+    return options, rows
+
+
+def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
+    gpu = dep.gpu
+    options, rows = _options(config, dep)
     st.markdown(
         f"**A bigger GPU or more GPUs?** For {config.name} at {dep.context:,} tokens: the smallest number of each GPU "
         f"that holds the model, and the hourly price under which it beats {gpu.name} at "
         f"${dep.price_per_gpu_hour:,.2f}/h on cost per token."
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    table(rows)
     winners = [o for o in options if o.break_even_price and o.gpu.id != gpu.id]
     if winners:
         best = max(winners, key=lambda o: o.break_even_price / dep.price_per_gpu_hour)
@@ -618,23 +634,8 @@ def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
 def anatomy(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
     """Primer §4 for the chosen model: weight inventory, exact count vs 12·L·d², activations, reference points."""
     st.subheader("Model anatomy (primer §4)")
-    frame = pd.DataFrame(
-        [
-            {
-                "part": r.part,
-                "weight": r.weight,
-                "shape": r.shape,
-                "parameters each": r.each,
-                "copies": r.copies,
-                "total": r.total,
-            }
-            for r in weight_inventory(config)
-        ]
-    )
+    table(_inventory(config), download=("weight inventory", "kv-inventory"), readable=("parameters each", "total"))
     total = param_count(config)
-    readable = {name: READABLE for name in ("parameters each", "total")}
-    st.dataframe(frame, hide_index=True, width="stretch", column_config=readable)
-    download(frame, name="weight inventory", key="kv-inventory")
     cols = st.columns(3)
     cols[0].metric("Parameters computed from the config", f"{total:,}")
     if config.published_params:
@@ -661,27 +662,44 @@ def anatomy(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
         f"{link('embedding')} and {link('unembedding')}: "
         f"{'tied, one matrix serves both' if config.tied_embeddings else 'two separate matrices'}."
     )
-    shapes = pd.DataFrame([{"activation": a, "shape": s} for a, s, _ in activation_shapes(config, dep.context)])
     st.markdown(f"**Activations at T = {dep.context:,}** (recomputed every forward pass; only K and V are kept):")
-    st.dataframe(shapes, hide_index=True, width="stretch")
+    table(_activations(config, dep.context))
     st.markdown("**Reference points**: the exact count and the rule of thumb side by side.")
-    st.dataframe(
-        _references(),
-        hide_index=True,
-        width="stretch",
-        column_config={name: READABLE for name in ("exact parameters", "12·L·d_model²")},
+    table(_references(), readable=("exact parameters", "12·L·d_model²"))
+
+
+@lru_cache(maxsize=64)
+def _inventory(config: ModelConfig) -> pa.Table:
+    """The weight inventory of primer §4 for this model, one row per weight."""
+    return pa.Table.from_pylist(
+        [
+            {
+                "part": r.part,
+                "weight": r.weight,
+                "shape": r.shape,
+                "parameters each": r.each,
+                "copies": r.copies,
+                "total": r.total,
+            }
+            for r in weight_inventory(config)
+        ]
     )
 
 
+@lru_cache(maxsize=64)
+def _activations(config: ModelConfig, context: int) -> pa.Table:
+    return pa.Table.from_pylist([{"activation": a, "shape": s} for a, s, _ in activation_shapes(config, context)])
+
+
 @lru_cache(maxsize=1)
-def _references() -> pd.DataFrame:
+def _references() -> pa.Table:
     """GPT-2 small, the primer's 7B and its tiny model: exact parameter counts beside 12·L·d_model²."""
     references = [
         ("GPT-2 small", presets()["gpt2"]),
         ("Primer's modern 7B", presets()[PRIMER]),
         ("Primer's tiny model (§6)", reference_models()["tiny-736"]),
     ]
-    return pd.DataFrame(
+    return pa.Table.from_pylist(
         [
             {
                 "model": label,

@@ -421,7 +421,7 @@ def _report_box() -> None:
         st.markdown("**Missing or not stated, so assumed:**\n" + "\n".join(f"- {text}" for text in report.assumed))
 
 
-def compare_widget() -> list[ModelConfig]:
+def compare_widget() -> tuple[ModelConfig, ...]:
     """Up to four presets to compare with the current model; returns their configs."""
     _select(
         "Models to compare (up to 4, beside the current one)",
@@ -431,7 +431,7 @@ def compare_widget() -> list[ModelConfig]:
         max_selections=4,
         widget=st.multiselect,
     )
-    return [presets()[key] for key in st.session_state["compare"]]
+    return tuple(presets()[key] for key in st.session_state["compare"])
 
 
 # --------------------------------------------------------------------------------------------------- validation

@@ -9,7 +9,7 @@ AppTest run, at ~10 µs per syntax node; an imported module is parsed once.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -54,7 +54,7 @@ from core.weights import trained_model, training_log
 from core.world import sentence_types
 from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
 from ui.glossary import link, tip
-from ui.widgets import chart, explain, matrix_frame
+from ui.widgets import chart, download_matrix, download_table, explain
 
 
 @lru_cache(maxsize=256)
@@ -238,24 +238,6 @@ def _grid(panels: Sequence[dict], per_row: int = 2, proportional: bool = False) 
         for column, panel in zip(st.columns(per_row), panels[start : start + per_row], strict=False):
             with column:
                 _matrix(**panel)
-
-
-def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
-    """A CSV download of a labelled matrix (ui.widgets.matrix_frame), built only when clicked: reruns stay cheap."""
-    values = np.array(matrix, dtype=np.float64)
-    labels = (list(rows), list(columns))
-    _download(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
-
-
-def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
-    """A CSV download of a table, built only when clicked."""
-    _download(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
-
-
-def _download(data: Callable[[], bytes], *, name: str, key: str) -> None:
-    st.download_button(
-        f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}", on_click="ignore"
-    )
 
 
 def _did(text: str) -> None:
@@ -793,11 +775,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         )
         columns = ("step", "operation", "shape", f"T = {len(tokens)}")
         rows = [(r.step, r.operation, r.symbolic, r.live) for r in table]
-        _download(
-            lambda: pd.DataFrame(rows, columns=columns).to_csv(index=False).encode("utf-8"),
-            name="shape table",
-            key="tr-shapes",
-        )
+        download_table(pd.DataFrame(rows, columns=columns), name="shape table", key="tr-shapes")
     with right:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""

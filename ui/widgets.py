@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -40,19 +40,19 @@ def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]
 
 
 def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
-    """A CSV download button for a matrix with its row and column labels."""
-    csv = matrix_frame(matrix, rows, columns).to_csv().encode("utf-8")
-    st.download_button(f"Download {name} (CSV)", csv, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}")
+    """A CSV download of a matrix with its row and column labels, built only when clicked (reruns stay cheap)."""
+    values, labels = np.array(matrix, dtype=np.float64), (list(rows), list(columns))
+    _download(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
 
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
-    """A CSV download button for a table."""
+    """A CSV download of a table, built only when clicked."""
+    _download(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
+
+
+def _download(data: Callable[[], bytes], *, name: str, key: str) -> None:
     st.download_button(
-        f"Download {name} (CSV)",
-        frame.to_csv(index=False).encode("utf-8"),
-        file_name=f"{key}.csv",
-        mime="text/csv",
-        key=f"dl-{key}",
+        f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}", on_click="ignore"
     )
 
 

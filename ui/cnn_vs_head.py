@@ -7,6 +7,7 @@ construction and validation are most of a chart's cost. `template="none"`: Strea
 
 from __future__ import annotations
 
+import base64
 import io
 from collections.abc import Sequence
 from functools import cache, lru_cache
@@ -75,10 +76,10 @@ PIXEL = 22  # screen pixels per image pixel
 
 
 @lru_cache(maxsize=128)
-def _picture(image: str) -> bytes:
-    """The encoded image as a PNG: one PIXEL-wide square per pixel, ink dark blue, thin grey grid lines.
+def _picture(image: str) -> str:
+    """The encoded image as a PNG data URL: one PIXEL-wide square per pixel, ink dark blue, thin grey grid lines.
 
-    Encoded once per image: Streamlit would otherwise compress the array again on every rerun.
+    Encoded once per image; a data URL goes to the browser as it is (an array or bytes would be re-encoded each run).
     """
     ink = conv.decode_image(image)[0].astype(bool)
     squares = np.kron(ink, np.ones((PIXEL, PIXEL), dtype=bool))
@@ -87,7 +88,7 @@ def _picture(image: str) -> bytes:
     picture[-1, :] = picture[:, -1] = LINE
     buffer = io.BytesIO()
     Image.fromarray(picture).save(buffer, format="PNG")
-    return buffer.getvalue()
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
 def image_view(image: np.ndarray) -> None:
@@ -139,7 +140,7 @@ def sliding_window(trace: conv.ConvTrace, name: str, step: conv.WindowStep, numb
 # --- ② feature maps ------------------------------------------------------------------------------------------------
 
 
-def _maps_frame(step: conv.FilterTrace) -> pd.DataFrame:
+def maps_frame(step: conv.FilterTrace) -> pd.DataFrame:
     """One filter's maps as the grids the chart draws, stacked: one line per (step, row), one column per map column."""
     width = max(grid.shape[1] for _, grid in step.stages)
     lines = [
@@ -182,7 +183,7 @@ def feature_maps(trace: conv.ConvTrace) -> None:
             height=290,
         )
         chart(fig, key=f"maps-{step.name}", alt=f"{step.name} filter's feature map, after ReLU and after pooling")
-        download_table(_maps_frame(step), name=f"the {step.name} filter's maps", key=f"maps-{step.name}")
+        download_table(maps_frame(step), name=f"the {step.name} filter's maps", key=f"maps-{step.name}")
         explain(
             _maps_sentence(step),
             "ReLU keeps only positive evidence that the pattern is there; pooling adds a little tolerance to where "

@@ -158,12 +158,12 @@ def filter_editor() -> dict[str, np.ndarray]:
 
 
 def _step_window(by: int, last: int) -> None:
-    """◀ / ▶: move the window one stop back or on, staying within 1 … last."""
+    """The arrows beside the slider: move the window one stop back or on, staying within 1 … last."""
     st.session_state[WINDOW_KEY] = min(max(st.session_state[WINDOW_KEY] + by, 1), last)
 
 
 def window_picker(image: np.ndarray, filters: dict[str, np.ndarray]) -> tuple[str, conv.WindowStep, int]:
-    """Which filter slides and where its window stops (slider plus ◀ / ▶); returns the filter, the stop, its number."""
+    """Which filter slides and where its window stops (slider with arrows); returns the filter, the stop, its number."""
     name = st.radio(
         "Filter that slides", list(filters), key="slide", bind="query-params", horizontal=True, help=tip("convolution")
     )
@@ -179,6 +179,17 @@ def window_picker(image: np.ndarray, filters: dict[str, np.ndarray]) -> tuple[st
             help=f"The {conv.grid_size(filters[name])} window stops at {last} places on the "
             f"{conv.grid_size(image)} image, in reading order; each stop fills one cell of the feature map.",
         )
-    back.button("◀", key="win_back", help="Previous stop", on_click=_step_window, args=(-1, last), disabled=number == 1)
-    on.button("▶", key="win_on", help="Next stop", on_click=_step_window, args=(1, last), disabled=number == last)
+    for column, by, icon, tip_text in (
+        (back, -1, "chevron_left", "Previous stop"),
+        (on, 1, "chevron_right", "Next stop"),
+    ):
+        column.button(
+            "",
+            icon=f":material/{icon}:",
+            key=f"win{by:+d}",
+            help=tip_text,
+            on_click=_step_window,
+            args=(by, last),
+            disabled=number == (1 if by < 0 else last),
+        )
     return name, conv.window(image, filters[name], positions[number - 1]), number

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import conv
 from core.primer import conv_example
+from ui.cnn_vs_head import maps_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "cnn_vs_head.py")
@@ -94,6 +95,17 @@ def test_feature_maps_tab_shows_appendix_b_exactly():
     assert any(len(latex.value) for latex in at.latex)
 
 
+def test_feature_maps_download_one_csv_per_filter_with_every_map():
+    at = open_page(MAPS, custom="true")
+    labels = [button.label for button in at.get("download_button")]
+    assert len(labels) == 3 and all("maps (CSV)" in label for label in labels)
+    frame = maps_frame(conv.classify(conv_example().image, conv.primer_filters()).filter("vertical"))
+    assert frame["step"].tolist() == ["convolution"] * 3 + ["ReLU"] * 3 + ["max-pool"] * 2
+    assert frame.iloc[:3, 2:].to_numpy().tolist() == [[-3, 6, -3]] * 3
+    assert frame.iloc[3:6, 2:].to_numpy().tolist() == [[0, 6, 0]] * 3
+    assert frame.iloc[6:, 2:4].to_numpy().tolist() == [[6, 6], [6, 6]] and frame.iloc[6:, 4].isna().all()
+
+
 def test_readout_tab_shows_features_logits_softmax():
     at = open_page(READOUT)
     features, softmax = chart_specs(at)
@@ -151,6 +163,29 @@ def test_window_position_moves_the_box_and_the_sum():
     at.select_slider(key="win").set_value(9).run()
     image_box, _ = window_figure(at)["layout"]["shapes"]
     assert (image_box["x0"], image_box["y0"]) == (1.5, 1.5)
+
+
+def test_arrows_step_the_window_and_stop_at_the_ends():
+    at = open_page()
+    assert at.button(key="win-1").disabled
+    at.button(key="win+1").click().run()
+    assert at.select_slider(key="win").value == 2
+    assert (window_figure(at)["layout"]["shapes"][0]["x0"], at.query_params["win"]) == (0.5, "2")
+    at.button(key="win-1").click().run()
+    assert at.select_slider(key="win").value == 1
+    at.select_slider(key="win").set_value(9).run()
+    assert at.button(key="win+1").disabled
+    at.button(key="win-1").click().run()
+    assert at.select_slider(key="win").value == 8
+
+
+def test_pixel_boxes_are_drawn_only_while_the_editor_is_on():
+    at = open_page()
+    assert not at.checkbox and at.get("image")  # the image itself is always shown
+    edit_pixels(at)
+    assert len(at.checkbox) == 25 and [box.value for box in at.checkbox].count(True) == 5
+    at.toggle(key="edit_pixels").set_value(False).run()
+    assert not at.checkbox
 
 
 def test_sliding_filter_choice_changes_the_filter_and_map():

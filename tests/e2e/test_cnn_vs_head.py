@@ -17,6 +17,13 @@ def pixel(watch, row: int, column: int):
     return watch.page.get_by_label(f"pixel row {row}, column {column}", exact=True)
 
 
+def edit_pixels(watch) -> None:
+    """Switch the pixel editor on (the tick boxes are drawn only while it is on) and wait for its boxes."""
+    watch.page.locator("label").filter(has_text="Edit pixels").click()
+    pixel(watch, 4, 4).wait_for(state="attached", timeout=30_000)
+    watch.settle()
+
+
 def inked(watch) -> list[list[bool]]:
     return [[pixel(watch, r, c).is_checked() for c in range(5)] for r in range(5)]
 
@@ -33,6 +40,7 @@ def test_shared_link_restores_an_edited_scenario(warm, watch):
     query = {"preset": "T", "img": EDITED_T, "custom": "true", "k1": "1 1 1", "win": "5", "view": "③ Read-out"}
     watch.open(warm.url(f"{SPEC.url_path}?{urlencode(query)}"), SPEC.landmark)
     expected = [[ch == "1" for ch in row] for row in EDITED_T.split("-")]
+    edit_pixels(watch)
     assert inked(watch) == expected
     assert watch.page.get_by_label("Row 1 of my filter").input_value() == "1 1 1"
     assert watch.page.get_by_role("tab", name="③ Read-out").get_attribute("aria-selected") == "true"
@@ -46,16 +54,19 @@ def test_shared_link_restores_an_edited_scenario(warm, watch):
 @pytest.mark.e2e
 def test_pixel_edit_goes_into_the_url_and_survives_another_page(warm, watch):
     watch.open(warm.url(SPEC.url_path), SPEC.landmark)
+    edit_pixels(watch)
     watch.page.locator("label").filter(has=pixel(watch, 0, 0)).click()  # the visible box is the input's label
     watch.settle()
     watch.page.wait_for_function("() => window.location.search.includes('img=')", timeout=10_000)
     assert parse_qs(urlparse(watch.page.url).query)["img"] == ["10100-00100-00100-00100-00100"]
+    watch.page.get_by_text("Edited from the preset", exact=False).wait_for(timeout=10_000)  # the whole page reran
     watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
     watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
     watch.settle()
     watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
     watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
     watch.settle()
+    edit_pixels(watch)
     assert pixel(watch, 0, 0).is_checked() and pixel(watch, 1, 2).is_checked()
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors

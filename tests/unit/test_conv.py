@@ -202,6 +202,24 @@ def test_receptive_field_is_the_filter_on_its_window_and_zero_elsewhere():
     assert not field[outside].any()
 
 
+def test_head_field_is_the_primers_last_attention_row():
+    """§5 prints the last row of the pattern for 'the cat sat' as 0.296, 0.286, 0.418."""
+    prompt, row = conv.head_field()
+    assert prompt == ("the", "cat", "sat")
+    assert np.round(row, 3).tolist() == [0.296, 0.286, 0.418]
+    assert row.sum() == pytest.approx(1.0) and not row.flags.writeable
+
+
+def test_filter_stages_are_the_maps_in_network_order(appendix_b):
+    step = appendix_b.filter("vertical")
+    assert [name for name, _ in step.stages] == ["convolution", "ReLU", "max-pool"]
+    assert all(grid is attr for (_, grid), attr in zip(step.stages, (step.conv, step.relu, step.pool), strict=True))
+
+
+def test_grid_size_reads_as_the_primer_writes_it():
+    assert conv.grid_size(np.zeros((5, 5))) == "5 × 5" and conv.grid_size(np.zeros((2, 3))) == "2 × 3"
+
+
 # --- presets, URL encoding, the reader's filter ----------------------------------------------------------------------
 
 

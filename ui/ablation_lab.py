@@ -154,8 +154,8 @@ def both_roads(_: Setting) -> None:
     left.latex(r"\text{Method 1:}\quad h^{(\ell+1)} = h^{(\ell)} + \mathrm{MLP}\big(h^{(\ell)}\big)")
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
     chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
-    checks, frame = identity_table()
-    st.table(frame.set_index("check"))
+    checks, frame, shown = identity_table()
+    st.table(shown)
     download_table(frame, name="identity checks", key="ablation-identities")
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
@@ -189,8 +189,9 @@ def roads_figure() -> go.Figure:
 
 
 @cache
-def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame]:
-    """Appendix A's identity checks on the trained model, and the table beside the primer's printed column."""
+def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame, pd.DataFrame]:
+    """Appendix A's identity checks on the trained model, and the table beside the primer's printed column (for the
+    download, and indexed by check for display)."""
     checks = ex.identity_checks(MODEL)
     frame = pd.DataFrame(
         {
@@ -201,7 +202,7 @@ def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame]:
             ],
         }
     )
-    return checks, frame
+    return checks, frame, frame.set_index("check")
 
 
 def brief(check: ex.Check) -> str:

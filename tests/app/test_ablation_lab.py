@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -212,6 +213,29 @@ def test_subset_table_highlights_best_and_worst_and_follows_the_toggle():
     assert "your setting" in markers["L1H1 + L2H2"] and "your setting" not in markers["L2H2"]
 
 
+def row_styles(table) -> dict[int, str]:
+    """The subset table's row styles as the browser receives them (pandas Styler CSS: '#T_<uuid>_row<i>_col<j>')."""
+    styles: dict[int, set[str]] = {}
+    for selectors, body in re.findall(r"([^{}]+)\{([^}]*)\}", table.proto.arrow_data.styler.styles):
+        for row in re.findall(r"_row(\d+)_col\d+", selectors):
+            styles.setdefault(int(row), set()).update(part.strip() for part in body.split(";") if part.strip())
+    return {row: "; ".join(sorted(parts)) for row, parts in styles.items()}
+
+
+@pytest.mark.parametrize("chosen", [["L2H2"], ["L1H1", "L1H2"], []])
+def test_subset_table_colours_best_green_worst_red_and_the_readers_row_bold(chosen):
+    at = open_page(view=TABS["subsets"], heads=url_heads(*chosen) or "")  # "": nothing removed
+    expected = ex.subset_table(SWEEP)
+    best = next(i for i, r in enumerate(expected) if r["marker"] == "best")
+    worst = next(i for i, r in enumerate(expected) if r["marker"] == "worst")
+    mine = ex.sweep_index(SWEEP, [SHORT[c] for c in chosen])
+    want: dict[int, list[str]] = {}
+    want.setdefault(best, []).append("background-color: #dcefd8")
+    want.setdefault(worst, []).append("background-color: #f6d5d1")
+    want.setdefault(mine, []).append("font-weight: bold")
+    assert row_styles(at.dataframe[0]) == {row: "; ".join(sorted(parts)) for row, parts in want.items()}
+
+
 def test_patterns_tab_puts_brightness_next_to_damage():
     at = open_page(view=TABS["patterns"])
     demo, paired = figures(at)
@@ -255,6 +279,15 @@ def test_beyond_zero_vs_mean():
     rows = ex.zero_vs_mean(MODEL)
     np.testing.assert_allclose(values(fig["data"][1]["y"]), [r["right class on copula slots, mean"] for r in rows])
     assert "zero" in explained(at)
+
+
+def test_beyond_mean_ablation_follows_the_chosen_subset():
+    at = open_page(view=TABS["beyond"], beyond="Zero vs mean ablation", heads=url_heads("L1H1", "L2H1"))
+    fig = figures(at)[0]
+    rows = ex.zero_vs_mean(MODEL, [(0, 0), (1, 0)])
+    assert fig["data"][0]["x"] == ["L1H1", "L1H2", "L2H1", "L2H2", "L1H1 + L2H1", "all four heads"]
+    np.testing.assert_allclose(values(fig["data"][1]["y"]), [r["right class on copula slots, mean"] for r in rows])
+    assert at.dataframe[0].value["heads removed"].tolist() == fig["data"][0]["x"]
 
 
 def test_beyond_neurons_zero_and_mean():

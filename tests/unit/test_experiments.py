@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from core import experiments as ex
-from core.analysis import Sweep, ablation_sweep, head_subsets, heads, patch_heads, score_slots
+from core.analysis import Sweep, ablation_sweep, head_subsets, heads, mean_ablation, patch_heads, score_slots
 from core.transformer import NO_INTERVENTION, Intervention, forward
 from core.weights import trained_model
 from core.world import corpus
@@ -139,6 +139,26 @@ def test_zero_vs_mean_rows():
         assert all(0.0 <= v <= 1.0 for k, v in row.items() if k != "heads removed")
 
 
+def test_zero_vs_mean_adds_the_chosen_subset():
+    pair = [HEADS[2], HEADS[0]]
+    rows = ex.zero_vs_mean(MODEL, pair)
+    assert [r["heads removed"] for r in rows] == ["L1H1", "L1H2", "L2H1", "L2H2", "L1H1 + L2H1", "all four heads"]
+    mean = score_slots(MODEL, intervention=mean_ablation(MODEL, sorted(pair)))
+    assert rows[4]["right class on copula slots, mean"] == mean.copula_class_accuracy
+    assert rows[4]["rule accuracy, zero"] == score_slots(MODEL, intervention=ex.configuration(pair)).rule_accuracy
+    for single_or_all in ([HEADS[1]], list(HEADS), []):  # already a row, or nothing to add
+        assert len(ex.zero_vs_mean(MODEL, single_or_all)) == len(HEADS) + 1
+
+
+def test_method_gap_counts_agreement_and_finds_the_largest_difference():
+    rows = [
+        {"right class on copula slots, zero": z, "right class on copula slots, mean": m}
+        for z, m in ((0.5, 0.5), (0.0, 0.25), (1.0, 0.5), (0.75, 0.75))
+    ]
+    gap = ex.method_gap(rows)
+    assert gap.agree == 2 and gap.largest == 2
+
+
 def test_patching_table_flips_only_toward_the_source_class():
     rows = ex.patching_table(MODEL, ex.MAT, ex.CAT)
     assert rows[0].patched == "none (clean run)" and not rows[0].flipped
@@ -209,6 +229,41 @@ def test_brightest_is_not_load_bearing_when_the_damage_is_elsewhere():
     assert not evidence.brightest_is_load_bearing and evidence.dimmest == (0, 0)
     evidence = ex.head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))
     assert evidence.brightest_is_load_bearing
+
+
+def test_bluntest_and_cleanest_are_read_from_the_bigram_damage(sweep):
+    bigram = sweep.bigram_top1.copy()
+    for head, value in zip(HEADS, [0.6, 0.2, 0.69, 0.5], strict=True):
+        bigram[ex.sweep_index(sweep, [head])] = value
+    bigram[ex.sweep_index(sweep)] = 0.7
+    evidence = ex.head_evidence(replace(sweep, bigram_top1=bigram))
+    assert evidence.bluntest == HEADS[1] and evidence.cleanest == HEADS[2]
+
+
+def test_subset_counts_count_collapses_among_real_ablations_and_pairs(sweep):
+    rule = np.ones(len(sweep.removed))
+    for i, removed in enumerate(sweep.removed):
+        if removed is None or len(removed) == 2 or removed == frozenset({HEADS[0]}):
+            rule[i] = 0.0  # attention off is not a head subset and must not be counted
+    counts = ex.subset_counts(replace(sweep, rule_accuracy=rule))
+    assert counts == ex.SubsetCounts(real=15, collapsing=7, pairs=6, collapsing_pairs=6)
+
+
+def test_family_summaries():
+    one = ex.rule_carriers(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))  # brightest is load-bearing
+    none = ex.rule_carriers(fake_sweep([0.8, 0.6, 0.4, 1.0], [0.1, 0.2, 0.3, 0.9]))  # brightest is not
+    family = ex.Family(seeds=(0, 1, 2), carriers=(one, none, one))
+    assert family.verdict_counts == {"one head": 2, "several heads": 0, "no single head": 1}
+    assert family.distinct_answers == 2 and family.brightest_load_bearing == 2
+
+
+def test_shipped_family_is_computed_once_and_starts_with_the_shipped_model(sweep):
+    family = ex.shipped_family()
+    assert ex.shipped_family() is family
+    assert len(family.seeds) == len(family.carriers) >= 2
+    shipped = ex.rule_carriers(sweep)
+    assert family.carriers[0].collapsing == shipped.collapsing
+    assert np.array_equal(family.carriers[0].evidence.rule_accuracy, shipped.evidence.rule_accuracy)
 
 
 def test_rule_carriers_of_the_trained_model(sweep):

@@ -294,3 +294,59 @@ def test_replication_is_shown_when_gpus_outnumber_kv_heads(model, tp, copies):
     app.query_params.update({"model": model, "tp": tp, "view": "Memory per GPU", "gpu": "H200 SXM"})
     app.run()
     assert f"the cluster stores {copies} of the cache" in explained(app)
+
+
+def test_hand_typed_plain_link_values_restore_the_scenario():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update(
+        {"model": "llama-3.1-8b", "w_bits": "8", "kv_dtype": "fp8", "gpu": "h200-sxm", "block": "32", "compare": "gpt2"}
+    )
+    app.run()
+    assert not app.exception and not app.warning
+    assert app.selectbox(key="model").value == "llama-3.1-8b" and app.selectbox(key="w_bits").value == 8
+    assert app.selectbox(key="gpu").value == "h200-sxm" and app.selectbox(key="kv_dtype").value == "fp8"
+    assert app.multiselect(key="compare").value == ["gpt2"]
+    assert app.number_input(key="f_n_kv_heads").value == 8  # the preset named by its id fills the fields too
+    dep = kv.Deployment(gpu=kv.gpus()["h200-sxm"], kv_dtype="fp8", weight_bits=8, block=32)
+    assert metrics(app)["Weights at 8-bit"] == gb(kv.plan(P["llama-3.1-8b"], dep).weights_bytes)
+    assert metrics(app)["KV per user"] == gb(kv.plan(P["llama-3.1-8b"], dep).kv_per_user)
+
+
+def test_labels_the_page_wrote_into_links_still_work():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"w_bits": "4-bit", "gpu": "H200 SXM", "kv_dtype": "INT8", "model": "Llama-3.1-70B"})
+    app.run()
+    assert not app.warning
+    assert app.selectbox(key="w_bits").value == 4 and app.selectbox(key="kv_dtype").value == "int8"
+    assert app.selectbox(key="gpu").value == "h200-sxm" and app.selectbox(key="model").value == "llama-3.1-70b"
+
+
+def test_unreadable_link_values_are_named_not_dropped_silently():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"w_bits": "12", "context": "1e300", "gpu": "TPU", "f_gated_mlp": "maybe"})
+    app.run()
+    assert not app.exception
+    text = " ".join(w.value for w in app.warning)
+    for named in ("`w_bits=12`", "16-bit, 8-bit, 4-bit", "`context=1e300`", "`gpu=TPU`", "`f_gated_mlp=maybe`"):
+        assert named in text
+    assert app.selectbox(key="w_bits").value == 16 and metrics(app)["KV per user"] == "17.18 GB"
+    next(b for b in app.button if b.label == "Hide this message").click().run()
+    assert not app.warning
+
+
+def test_context_beyond_the_models_maximum_warns_and_still_computes(at):
+    assert not at.warning  # the primer's 7B: 32K of its 128K
+    at.selectbox(key="model").set_value("llama-2-7b").run()
+    warning = " ".join(w.value for w in at.warning)
+    assert "longer than Llama-2-7B's maximum context of 4,096 tokens" in warning
+    assert metrics(at)["KV per user"] == gb(kv.kv_bytes_per_sequence(P["llama-2-7b"], 32768, block=16))
+    at.number_input(key="context").set_value(4096).run()
+    assert not at.warning
+
+
+def test_a_custom_maximum_context_is_checked_and_compared_models_are_named(at):
+    at.number_input(key="f_max_context").set_value(16384).run()
+    assert at.selectbox(key="model").value == "custom"
+    assert "maximum context of 16,384 tokens" in " ".join(w.value for w in at.warning)
+    at.multiselect(key="compare").set_value(["gemma-2-9b", "llama-3.1-8b"]).run()
+    assert "Maximum context shorter than 32,768 tokens: Gemma-2-9B (8,192)." in captions(at)

@@ -185,6 +185,40 @@ def test_mha_equivalent_shows_what_gqa_and_mla_save():
     assert kv.mha_equivalent_bytes_per_token(P["primer-7b"]) == kv.kv_bytes_per_token(P["primer-7b"])
 
 
+# ------------------------------------------------------------------------------------------------ what-ifs
+def test_budget_effects_double_the_context_and_halve_the_cache_type_at_a_tp_that_fits():
+    dep = kv.Deployment(gpu=H100, context=32768)
+    effects = kv.budget_effects(P["primer-7b"], dep)
+    assert effects.tp == 1
+    assert effects.doubled.kv_per_user == 2 * PRIMER_BYTES
+    assert effects.base.max_users == 3 and effects.fp8.max_users == 6  # 51.5 GB of room: 3 caches of 17.2, 6 of 8.6
+    assert effects.mha_bytes_per_token == 2 * 32 * 32 * 128 * 2
+    too_big = kv.budget_effects(P["llama-3.1-70b"], kv.Deployment(gpu=H100, context=8192))
+    assert too_big.tp == 2 and too_big.base.tp == too_big.doubled.tp == 2  # the fewest GPUs that hold it
+
+
+def test_cost_per_user_hour_shares_a_copys_gpus_among_its_users():
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=H100))  # 3 users on 1 GPU
+    assert kv.cost_per_user_hour(plan, 3.0) == pytest.approx(1.0)
+    assert kv.cost_per_user_hour(kv.plan(P["llama-3.1-405b"], kv.Deployment(gpu=H100)), 3.0) is None
+
+
+def test_compared_plans_skip_the_chosen_model_and_size_the_others():
+    dep = kv.Deployment(gpu=H100, context=8192)
+    rows = kv.compared_plans(P["llama-3.1-8b"], dep, [P["llama-3.1-8b"], P["llama-3.1-70b"], P["gpt2"]])
+    assert [(c.name, d.tp) for c, d, _ in rows] == [("Llama-3.1-8B", 1), ("Llama-3.1-70B", 2), ("GPT-2 small", 1)]
+    assert all(p == kv.plan(c, d) for c, d, p in rows)
+
+
+def test_grids_cover_the_chosen_context_and_batch():
+    grid = kv.context_grid(32768)
+    assert grid[0] == 256 and grid[-1] == 1_048_576 and np.all(np.diff(grid) > 0)
+    assert kv.context_grid(4_000_000)[-1] == 8_000_000
+    assert list(kv.batch_grid(5)) == [1, 2, 3, 4, 5]
+    assert len(kv.batch_grid(10_000)) == 200 and kv.batch_grid(10_000)[-1] == 10_000
+    assert kv.at_context(kv.Deployment(gpu=H100, context=1), 0.5).context == 1
+
+
 # ------------------------------------------------------------------------------------------------ parameters
 def test_gpt2_small_exact_count():
     assert param_count(P["gpt2"]) == 124_439_808

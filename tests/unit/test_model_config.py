@@ -17,6 +17,7 @@ from core.model_config import (
     param_count,
     parse_config_dict,
     parse_config_text,
+    preset_sources,
     presets,
     weight_inventory,
 )
@@ -145,6 +146,40 @@ def test_tied_embedding_is_listed_but_not_counted_twice():
     rows = {row.weight: row for row in weight_inventory(presets()["gpt2"])}
     assert rows["Unembedding U = Eᵀ (tied, shared)"].total == 0
     assert rows["Token embedding E"].total == 50257 * 768
+
+
+MAX_CONTEXT = {  # max_position_embeddings of each model's config.json (n_positions for GPT-2), typed from the sources
+    "primer-7b": 131_072,  # primer §4: T up to 128K for a modern 7B
+    "gpt2": 1024,
+    "llama-2-7b": 4096,
+    "llama-3.1-8b": 131_072,
+    "llama-3.1-70b": 131_072,
+    "llama-3.1-405b": 131_072,
+    "mistral-7b": 32_768,
+    "mixtral-8x7b": 32_768,
+    "qwen2.5-7b": 32_768,
+    "qwen2.5-72b": 32_768,
+    "gemma-2-9b": 8192,
+    "gemma-2-27b": 8192,
+    "phi-3-mini": 131_072,
+    "deepseek-v3": 163_840,
+}
+
+
+def test_every_preset_states_its_maximum_context_and_its_source():
+    assert {key: config.max_context for key, config in presets().items()} == MAX_CONTEXT
+    assert all("max_context" in preset_sources(key) for key in presets())
+
+
+def test_maximum_context_is_read_from_the_config_or_said_to_be_unknown():
+    assert parse_config_dict(GPT2_CONFIG).config.max_context == 1024  # n_positions
+    qwen = parse_config_dict({**QWEN25_7B, "max_position_embeddings": 32768}).config
+    assert qwen.max_context == 32768 and not qwen.exceeds_context(32768) and qwen.exceeds_context(32769)
+    unknown = parse_config_dict(QWEN25_7B)
+    assert unknown.config.max_context == 0 and not unknown.config.exceeds_context(10**7)
+    assert any("max_position_embeddings missing" in text for text in unknown.assumed)
+    bad = parse_config_dict({**QWEN25_7B, "max_position_embeddings": -1})
+    assert bad.config is None and "max_position_embeddings = -1 must be positive" in bad.errors[0]
 
 
 # ------------------------------------------------------------------------------------------------ the bad corpus

@@ -5,7 +5,9 @@ Every next-token decision of the 64 sentence types is a slot (core/world.py). Th
 - class accuracy on copula slots: after is/was the top prediction is an adjective of the subject noun's class;
 - rule accuracy: class accuracy over the copula slots of the held-out types (5 of them, so it moves in fifths);
 - attention of the copula query on the subject noun, per head.
-The ablation sweep runs all 16 subsets of the 4 heads plus "attention off" (Method 2) in one batched pass.
+The ablation sweep runs all 16 subsets of the 4 heads plus "attention off" (Method 2) in one batched pass. Read off
+a sweep: the least and most damaging subsets, which single heads switch the rule off, and how bright each head looks
+against what its removal breaks. Activation patching copies head outputs from one prompt into another's run.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from core.transformer import NO_INTERVENTION, Config, HeadKey, Intervention, Model, Trace, forward, logit_lens
-from core.world import Corpus, corpus
+from core.world import CLASS_ADJECTIVES, NOUN_CLASS, Corpus, corpus
 
 ATTENTION_OFF = "attention off"
 
@@ -314,3 +316,195 @@ def next_token_table(
     probs = forward(model, model.encode(words), intervention=intervention)["hook_probs"][-1]
     order = np.argsort(-probs, kind="stable")[:k]
     return [(model.vocabulary[i], float(probs[i])) for i in order]
+
+
+# The ablation sweep read as evidence (Appendix A): best and worst subsets, which heads switch the rule off, how bright
+# a head looks against what its removal breaks, and activation patching of head outputs between two prompts.
+COLLAPSE = 0.2  # a head "switches the rule off" if at most one of the five held-out copula decisions survives
+VERDICTS = ("one head", "several heads", "no single head")
+
+
+def ablation_extremes(sweep: Sweep) -> tuple[int, int]:
+    """Rows of the least and the most damaging real ablation (a non-empty head subset; not the trained model, not
+    attention off), ranked by rule accuracy, then copula class accuracy, then bigram top-1."""
+    candidates = [i for i, r in enumerate(sweep.removed) if r]
+    rank = {i: (sweep.rule_accuracy[i], sweep.copula_class_accuracy[i], sweep.bigram_top1[i]) for i in candidates}
+    return max(candidates, key=rank.__getitem__), min(candidates, key=rank.__getitem__)
+
+
+@dataclass(frozen=True)
+class SubsetCounts:
+    """How many of the real ablations (non-empty head subsets) switch the rule off, overall and among the pairs."""
+
+    real: int
+    collapsing: int
+    pairs: int
+    collapsing_pairs: int
+
+
+def subset_counts(sweep: Sweep) -> SubsetCounts:
+    """Count the head subsets that leave rule accuracy ≤ COLLAPSE (the pairs are the ones the primer did not search)."""
+    real = [i for i, r in enumerate(sweep.removed) if r]
+    pairs = [i for i in real if len(sweep.removed[i]) == 2]
+    return SubsetCounts(
+        real=len(real),
+        collapsing=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in real),
+        pairs=len(pairs),
+        collapsing_pairs=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in pairs),
+    )
+
+
+@dataclass(frozen=True)
+class HeadEvidence:
+    """Per head, in reading order: how bright it looks (mean attention of the copula query on the subject noun in the
+    trained model, over the 16 copula slots) and what its single-head ablation breaks."""
+
+    heads: tuple[HeadKey, ...]
+    attention: np.ndarray
+    rule_accuracy: np.ndarray  # with that head removed
+    class_accuracy: np.ndarray
+    bigram_top1: np.ndarray
+    baseline_rule: float
+    baseline_class: float
+    baseline_bigram: float
+
+    @property
+    def rule_drop(self) -> np.ndarray:
+        """Fall in held-out rule accuracy when the head is removed."""
+        return self.baseline_rule - self.rule_accuracy
+
+    @property
+    def bigram_drop(self) -> np.ndarray:
+        """Collateral: fall in top-1 on the bigram slots when the head is removed."""
+        return self.baseline_bigram - self.bigram_top1
+
+    @property
+    def brightest(self) -> HeadKey:
+        """The head that puts most of the copula's attention on the subject noun."""
+        return self.heads[int(np.argmax(self.attention))]
+
+    @property
+    def load_bearing(self) -> HeadKey:
+        """The head whose removal hurts the rule most: rule accuracy, then class accuracy on the 16 copula slots."""
+        order = sorted(range(len(self.heads)), key=lambda i: (self.rule_accuracy[i], self.class_accuracy[i]))
+        return self.heads[order[0]]
+
+    @property
+    def brightest_is_load_bearing(self) -> bool:
+        """The question a vendor's heatmap invites: is the head that looks at the noun the one the rule rests on?"""
+        return self.brightest == self.load_bearing
+
+    @property
+    def dimmest(self) -> HeadKey:
+        """The head that attends least to the subject noun."""
+        return self.heads[int(np.argmin(self.attention))]
+
+    @property
+    def bluntest(self) -> HeadKey:
+        """The head whose removal costs most collateral top-1 on the bigram slots."""
+        return self.heads[int(np.argmax(self.bigram_drop))]
+
+    @property
+    def cleanest(self) -> HeadKey:
+        """The head whose removal costs least collateral top-1 on the bigram slots."""
+        return self.heads[int(np.argmin(self.bigram_drop))]
+
+    def index(self, head: HeadKey) -> int:
+        """Position of a head in the arrays."""
+        return self.heads.index(head)
+
+
+def head_evidence(sweep: Sweep) -> HeadEvidence:
+    """Brightness against single-head ablation damage, read off one sweep."""
+    every = tuple(sorted(frozenset().union(*(r for r in sweep.removed if r))))
+    rows = [sweep.removed.index(frozenset({h})) for h in every]
+    base = sweep.removed.index(frozenset())
+    return HeadEvidence(
+        heads=every,
+        attention=np.array([sweep.attention_on_subject[base][h] for h in every]),
+        rule_accuracy=sweep.rule_accuracy[rows],
+        class_accuracy=sweep.copula_class_accuracy[rows],
+        bigram_top1=sweep.bigram_top1[rows],
+        baseline_rule=float(sweep.rule_accuracy[base]),
+        baseline_class=float(sweep.copula_class_accuracy[base]),
+        baseline_bigram=float(sweep.bigram_top1[base]),
+    )
+
+
+@dataclass(frozen=True)
+class Carriers:
+    """Which single heads switch the rule off in one model (rule accuracy ≤ COLLAPSE once removed)."""
+
+    evidence: HeadEvidence
+    collapsing: tuple[HeadKey, ...]
+
+    @property
+    def verdict(self) -> str:
+        """'one head', 'several heads' or 'no single head'."""
+        return {0: "no single head", 1: "one head"}.get(len(self.collapsing), "several heads")
+
+    @property
+    def weakest_survivor(self) -> float:
+        """The lowest rule accuracy any single-head removal leaves (the largest single effect)."""
+        return float(self.evidence.rule_accuracy.min())
+
+
+def rule_carriers(sweep: Sweep) -> Carriers:
+    """Classify a model: does its copula rule rest on one head, on several, or on no single head?"""
+    evidence = head_evidence(sweep)
+    collapsing = tuple(h for h, acc in zip(evidence.heads, evidence.rule_accuracy, strict=True) if acc <= COLLAPSE)
+    return Carriers(evidence=evidence, collapsing=collapsing)
+
+
+@dataclass(frozen=True)
+class PatchRow:
+    """Run the target prompt with some heads' outputs copied from the source prompt's run."""
+
+    patched: str
+    top_token: str
+    probability: float
+    p_source_class: float
+    p_target_class: float
+    flipped: bool
+
+
+def _subject_class(model: Model, words: Sequence[str]) -> tuple[str, ...]:
+    nouns = [w for w in words if w in NOUN_CLASS]
+    if not nouns:
+        raise ValueError(f"'{' '.join(words)}' has no subject noun")
+    return CLASS_ADJECTIVES[NOUN_CLASS[nouns[-1]]]
+
+
+def heads_name(removed: Sequence[HeadKey], n_heads: int) -> str:
+    """A set of heads for tables and chart axes: 'none', 'L1H1 + L2H2' or 'all four heads'."""
+    if not removed:
+        return "none"
+    return "all four heads" if len(removed) == n_heads == 4 else " + ".join(short_label(h) for h in sorted(removed))
+
+
+def patching_table(model: Model, target: Sequence[str], source: Sequence[str]) -> list[PatchRow]:
+    """Activation patching, one head at a time, each layer's pair, then all four: does the answer cross to the
+    source subject's class? The first row is the clean target run."""
+    source_class, target_class = _subject_class(model, source), _subject_class(model, target)
+    if source_class == target_class:
+        raise ValueError("the source's subject must be of the other class, or no answer can flip")
+    every = heads(model.config)
+    layers = [tuple(h for h in every if h[0] == layer) for layer in range(model.config.n_layers)]
+    sets = [(), *((h,) for h in every), *layers, every]
+    ids_t, ids_s = model.encode(target), model.encode(source)
+    rows = []
+    for patched in sets:
+        probs = patch_heads(model, ids_t, ids_s, list(patched))[1]["hook_probs"][-1]
+        top = int(np.argmax(probs))
+        mass = [float(sum(probs[model.vocabulary.index(a)] for a in adj)) for adj in (source_class, target_class)]
+        rows.append(
+            PatchRow(
+                patched=heads_name(patched, len(every)) if patched else "none (clean run)",
+                top_token=model.vocabulary[top],
+                probability=float(probs[top]),
+                p_source_class=mass[0],
+                p_target_class=mass[1],
+                flipped=model.vocabulary[top] in source_class,
+            )
+        )
+    return rows

@@ -1,9 +1,10 @@
 """Appendix A as an experiment bench: the checks and tables core/analysis.py does not assemble itself.
 
 The identity checks (Method 1 vs Method 2, a head's W_O rows vs the engine's routine, the cat/mat swap), the prompt
-table, the 16-subset table with its best and worst, attention brightness against ablation damage, which heads carry
-the rule in a model, zero vs mean ablation, the neuron ablation summary and activation patching. Every measurement
-runs through core.transformer.forward and core.analysis; this module only chooses the runs and summarises them.
+table, the 16-subset table, which heads carry the rule across the shipped model family (computed once per process),
+zero vs mean ablation and the neuron ablation summary. Every measurement runs through core.transformer.forward and
+core.analysis (which also reads a sweep as evidence and patches activations); this module only chooses the runs and
+summarises them.
 The primer's printed Appendix A numbers are loaded from assets/primer_appendix_a.json, to be shown beside ours.
 """
 
@@ -18,19 +19,22 @@ from pathlib import Path
 import numpy as np
 
 from core.analysis import (
+    VERDICTS,
+    Carriers,
     Sweep,
+    ablation_extremes,
     family_sweep,
     head_label,
     heads,
+    heads_name,
     mean_ablation,
     neuron_sweep,
-    patch_heads,
+    rule_carriers,
     score_slots,
-    short_label,
 )
 from core.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
 from core.weights import family, trained_model
-from core.world import CLASS_ADJECTIVES, NOUN_CLASS, corpus
+from core.world import CLASS_ADJECTIVES, corpus
 
 ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_appendix_a.json"
 CAT: tuple[str, ...] = ("<BOS>", "the", "cat", "is")
@@ -38,7 +42,6 @@ MAT: tuple[str, ...] = ("<BOS>", "the", "mat", "is")
 COPULA_PROMPTS: tuple[tuple[str, ...], ...] = tuple(
     ("<BOS>", "the", noun, copula) for noun in ("cat", "dog", "mat", "floor") for copula in ("is", "was")
 )
-COLLAPSE = 0.2  # a head "switches the rule off" if at most one of the five held-out copula decisions survives
 ON, OFF = "on", "off (W_O = 0)"
 MAX_PROMPT_TOKENS = 12
 
@@ -234,12 +237,10 @@ def prompt_table(model: Model, prompts: Sequence[Sequence[str]] = (CAT, MAT)) ->
 
 # ------------------------------------------------------------------------------------------------ subset table
 def subset_table(sweep: Sweep) -> list[dict[str, object]]:
-    """The sweep's rows with 'best' and 'worst' marked among the 15 real ablations (not the trained model, not
-    attention off): best = least damage, ranked by rule accuracy, then copula class accuracy, then bigram top-1."""
+    """The sweep's rows with 'best' and 'worst' marked among the 15 real ablations (core.analysis.ablation_extremes)
+    and the number of heads each removes."""
     rows = sweep.rows()
-    candidates = [i for i, r in enumerate(sweep.removed) if r]  # non-empty head subsets
-    rank = {i: (sweep.rule_accuracy[i], sweep.copula_class_accuracy[i], sweep.bigram_top1[i]) for i in candidates}
-    best, worst = max(candidates, key=rank.__getitem__), min(candidates, key=rank.__getitem__)
+    best, worst = ablation_extremes(sweep)
     for i, row in enumerate(rows):
         removed = sweep.removed[i]
         row["heads removed (count)"] = len(heads_of(removed)) if removed is not None else "all (W_O = 0)"
@@ -250,135 +251,6 @@ def subset_table(sweep: Sweep) -> list[dict[str, object]]:
 def heads_of(removed: frozenset[HeadKey] | None) -> tuple[HeadKey, ...]:
     """The heads of a sweep configuration, sorted (none for 'attention off', which is not a head subset)."""
     return tuple(sorted(removed or ()))
-
-
-@dataclass(frozen=True)
-class SubsetCounts:
-    """How many of the real ablations (non-empty head subsets) switch the rule off, overall and among the pairs."""
-
-    real: int
-    collapsing: int
-    pairs: int
-    collapsing_pairs: int
-
-
-def subset_counts(sweep: Sweep) -> SubsetCounts:
-    """Count the head subsets that leave rule accuracy ≤ COLLAPSE (the pairs are the ones the primer did not search)."""
-    real = [i for i, r in enumerate(sweep.removed) if r]
-    pairs = [i for i in real if len(sweep.removed[i]) == 2]
-    return SubsetCounts(
-        real=len(real),
-        collapsing=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in real),
-        pairs=len(pairs),
-        collapsing_pairs=sum(bool(sweep.rule_accuracy[i] <= COLLAPSE) for i in pairs),
-    )
-
-
-# ------------------------------------------------------------------------------------------------ brightness vs damage
-@dataclass(frozen=True)
-class HeadEvidence:
-    """Per head, in reading order: how bright it looks (mean attention of the copula query on the subject noun in the
-    trained model, over the 16 copula slots) and what its single-head ablation breaks."""
-
-    heads: tuple[HeadKey, ...]
-    attention: np.ndarray
-    rule_accuracy: np.ndarray  # with that head removed
-    class_accuracy: np.ndarray
-    bigram_top1: np.ndarray
-    baseline_rule: float
-    baseline_class: float
-    baseline_bigram: float
-
-    @property
-    def rule_drop(self) -> np.ndarray:
-        """Fall in held-out rule accuracy when the head is removed."""
-        return self.baseline_rule - self.rule_accuracy
-
-    @property
-    def bigram_drop(self) -> np.ndarray:
-        """Collateral: fall in top-1 on the bigram slots when the head is removed."""
-        return self.baseline_bigram - self.bigram_top1
-
-    @property
-    def brightest(self) -> HeadKey:
-        """The head that puts most of the copula's attention on the subject noun."""
-        return self.heads[int(np.argmax(self.attention))]
-
-    @property
-    def load_bearing(self) -> HeadKey:
-        """The head whose removal hurts the rule most: rule accuracy, then class accuracy on the 16 copula slots."""
-        order = sorted(range(len(self.heads)), key=lambda i: (self.rule_accuracy[i], self.class_accuracy[i]))
-        return self.heads[order[0]]
-
-    @property
-    def brightest_is_load_bearing(self) -> bool:
-        """The question a vendor's heatmap invites: is the head that looks at the noun the one the rule rests on?"""
-        return self.brightest == self.load_bearing
-
-    @property
-    def dimmest(self) -> HeadKey:
-        """The head that attends least to the subject noun."""
-        return self.heads[int(np.argmin(self.attention))]
-
-    @property
-    def bluntest(self) -> HeadKey:
-        """The head whose removal costs most collateral top-1 on the bigram slots."""
-        return self.heads[int(np.argmax(self.bigram_drop))]
-
-    @property
-    def cleanest(self) -> HeadKey:
-        """The head whose removal costs least collateral top-1 on the bigram slots."""
-        return self.heads[int(np.argmin(self.bigram_drop))]
-
-    def index(self, head: HeadKey) -> int:
-        """Position of a head in the arrays."""
-        return self.heads.index(head)
-
-
-def head_evidence(sweep: Sweep) -> HeadEvidence:
-    """Brightness against single-head ablation damage, read off one sweep."""
-    every = tuple(sorted(frozenset().union(*(r for r in sweep.removed if r))))
-    rows = [sweep.removed.index(frozenset({h})) for h in every]
-    base = sweep.removed.index(frozenset())
-    return HeadEvidence(
-        heads=every,
-        attention=np.array([sweep.attention_on_subject[base][h] for h in every]),
-        rule_accuracy=sweep.rule_accuracy[rows],
-        class_accuracy=sweep.copula_class_accuracy[rows],
-        bigram_top1=sweep.bigram_top1[rows],
-        baseline_rule=float(sweep.rule_accuracy[base]),
-        baseline_class=float(sweep.copula_class_accuracy[base]),
-        baseline_bigram=float(sweep.bigram_top1[base]),
-    )
-
-
-# ------------------------------------------------------------------------------------------------ rule carriers
-@dataclass(frozen=True)
-class Carriers:
-    """Which single heads switch the rule off in one model (rule accuracy ≤ COLLAPSE once removed)."""
-
-    evidence: HeadEvidence
-    collapsing: tuple[HeadKey, ...]
-
-    @property
-    def verdict(self) -> str:
-        """'one head', 'several heads' or 'no single head'."""
-        return {0: "no single head", 1: "one head"}.get(len(self.collapsing), "several heads")
-
-    @property
-    def weakest_survivor(self) -> float:
-        """The lowest rule accuracy any single-head removal leaves (the largest single effect)."""
-        return float(self.evidence.rule_accuracy.min())
-
-
-def rule_carriers(sweep: Sweep) -> Carriers:
-    """Classify a model: does its copula rule rest on one head, on several, or on no single head?"""
-    evidence = head_evidence(sweep)
-    collapsing = tuple(h for h, acc in zip(evidence.heads, evidence.rule_accuracy, strict=True) if acc <= COLLAPSE)
-    return Carriers(evidence=evidence, collapsing=collapsing)
-
-
-VERDICTS = ("one head", "several heads", "no single head")
 
 
 @dataclass(frozen=True)
@@ -487,61 +359,6 @@ def neuron_report(model: Model, mode: str = "zero") -> NeuronReport:
         baseline_class=base.copula_class_accuracy,
         baseline_bigram=base.bigram_top1,
     )
-
-
-# ------------------------------------------------------------------------------------------------ patching
-@dataclass(frozen=True)
-class PatchRow:
-    """Run the target prompt with some heads' outputs copied from the source prompt's run."""
-
-    patched: str
-    top_token: str
-    probability: float
-    p_source_class: float
-    p_target_class: float
-    flipped: bool
-
-
-def _subject_class(model: Model, words: Sequence[str]) -> tuple[str, ...]:
-    nouns = [w for w in words if w in NOUN_CLASS]
-    if not nouns:
-        raise ValueError(f"'{' '.join(words)}' has no subject noun")
-    return CLASS_ADJECTIVES[NOUN_CLASS[nouns[-1]]]
-
-
-def heads_name(removed: Sequence[HeadKey], n_heads: int) -> str:
-    """A set of heads for tables and chart axes: 'none', 'L1H1 + L2H2' or 'all four heads'."""
-    if not removed:
-        return "none"
-    return "all four heads" if len(removed) == n_heads == 4 else " + ".join(short_label(h) for h in sorted(removed))
-
-
-def patching_table(model: Model, target: Sequence[str] = MAT, source: Sequence[str] = CAT) -> list[PatchRow]:
-    """Activation patching, one head at a time, each layer's pair, then all four: does the answer cross to the
-    source subject's class? The first row is the clean target run."""
-    source_class, target_class = _subject_class(model, source), _subject_class(model, target)
-    if source_class == target_class:
-        raise ValueError("the source's subject must be of the other class, or no answer can flip")
-    every = heads(model.config)
-    layers = [tuple(h for h in every if h[0] == layer) for layer in range(model.config.n_layers)]
-    sets = [(), *((h,) for h in every), *layers, every]
-    ids_t, ids_s = model.encode(target), model.encode(source)
-    rows = []
-    for patched in sets:
-        probs = patch_heads(model, ids_t, ids_s, list(patched))[1]["hook_probs"][-1]
-        top = int(np.argmax(probs))
-        mass = [float(sum(probs[model.vocabulary.index(a)] for a in adj)) for adj in (source_class, target_class)]
-        rows.append(
-            PatchRow(
-                patched=heads_name(patched, len(every)) if patched else "none (clean run)",
-                top_token=model.vocabulary[top],
-                probability=float(probs[top]),
-                p_source_class=mass[0],
-                p_target_class=mass[1],
-                flipped=model.vocabulary[top] in source_class,
-            )
-        )
-    return rows
 
 
 # ------------------------------------------------------------------------------------------------ the primer's tables

@@ -16,7 +16,19 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import experiments as ex
-from core.analysis import Sweep, ablation_sweep, head_label, next_token_table, short_label
+from core.analysis import (
+    COLLAPSE,
+    HeadEvidence,
+    PatchRow,
+    Sweep,
+    ablation_sweep,
+    head_evidence,
+    head_label,
+    next_token_table,
+    patching_table,
+    short_label,
+    subset_counts,
+)
 from core.transformer import HeadKey
 from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
@@ -344,13 +356,13 @@ def subsets_tab(setting: Setting) -> None:
     download_table(frame, name="16-subset table", key="ablation-subsets")
     best = next(r for r in rows if r["marker"] == "best")
     worst = next(r for r in rows if r["marker"] == "worst")
-    n = ex.subset_counts(s)
+    n = subset_counts(s)
     explain(
         f"All {n.real} ways of removing heads, plus attention off, on the whole corpus. The least damaging is "
         f"{best['heads removed']} (rule {best['rule accuracy (held-out)']:.2f}, bigram "
         f"{best['top-1 on bigram slots']:.3f}); the most damaging is {worst['heads removed']} (rule "
         f"{worst['rule accuracy (held-out)']:.2f}, bigram {worst['top-1 on bigram slots']:.3f}). {n.collapsing} of "
-        f"the {n.real} switch the rule off (rule accuracy ≤ {ex.COLLAPSE:.1f}), including {n.collapsing_pairs} of the "
+        f"the {n.real} switch the rule off (rule accuracy ≤ {COLLAPSE:.1f}), including {n.collapsing_pairs} of the "
         f"{n.pairs} pairs, which the primer did not search.",
         f"Testing components one at a time is cheap but can miss what only shows up in combination. A full search "
         f"is affordable here ({n.real + 1} settings for {len(HEADS)} heads) and not on a real model: every extra "
@@ -391,7 +403,7 @@ def patterns_tab(setting: Setting) -> None:
     """④ What a head looks at next to what breaks without it, and the verdict the data supports."""
     words = setting.words
     s = sweep()
-    evidence = head_evidence()
+    evidence = trained_evidence()
     shape = attention_rows(words).shape
     left, right = st.columns([1.3, 1], gap="large")
     with left:
@@ -453,9 +465,9 @@ def patterns_tab(setting: Setting) -> None:
 
 
 @cache
-def head_evidence() -> ex.HeadEvidence:
+def trained_evidence() -> HeadEvidence:
     """Brightness against single-head ablation damage on the trained model."""
-    return ex.head_evidence(sweep())
+    return head_evidence(sweep())
 
 
 def shipped_family() -> ex.Family:
@@ -482,7 +494,7 @@ def primer_attention_frame() -> pd.DataFrame:
 @cache
 def brightness_figure() -> go.Figure:
     """Per head: attention on the subject noun beside the rule and bigram damage its removal does."""
-    evidence = head_evidence()
+    evidence = trained_evidence()
     return paired_bars(
         [head_label(h) for h in evidence.heads],
         ("attention on the subject noun", evidence.attention),
@@ -506,7 +518,7 @@ def collateral_tab(setting: Setting) -> None:
         frame, hide_index=True, width="stretch", column_config={frame.columns[1]: three, frame.columns[3]: three}
     )
     download_table(frame, name="collateral vs targeted", key="ablation-collateral")
-    ev = head_evidence()
+    ev = trained_evidence()
     blunt, clean = ev.index(ev.bluntest), ev.index(ev.cleanest)
     explain(
         f"Removing {head_label(ev.heads[blunt])} takes the bigram slots from {ev.baseline_bigram:.3f} to "
@@ -726,11 +738,9 @@ def patching_view(_: Setting) -> None:
 
 
 @lru_cache(maxsize=64)
-def patching_views(
-    target: tuple[str, ...], source: tuple[str, ...]
-) -> tuple[list[ex.PatchRow], go.Figure, pd.DataFrame]:
+def patching_views(target: tuple[str, ...], source: tuple[str, ...]) -> tuple[list[PatchRow], go.Figure, pd.DataFrame]:
     """Activation patching of the target prompt from the source prompt: rows, chart and table."""
-    rows = ex.patching_table(MODEL, target, source)
+    rows = patching_table(MODEL, target, source)
     fig = grouped_bars(
         [r.patched for r in rows],
         [
@@ -762,7 +772,7 @@ def family_view(_: Setting) -> None:
     fig, frame = family_views()
     chart(fig, key="family", alt="Small multiples: per training run, rule accuracy lost with each single head removed.")
     st.caption(
-        f"Blue bar: without that head the rule collapses (rule accuracy ≤ {ex.COLLAPSE:.1f}, at most one of the "
+        f"Blue bar: without that head the rule collapses (rule accuracy ≤ {COLLAPSE:.1f}, at most one of the "
         "five held-out decisions right). ★ marks the head that looks hardest at the noun (mean attention of the "
         "copula on its subject)."
     )

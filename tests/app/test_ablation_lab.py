@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core import experiments as ex
-from core.analysis import ablation_sweep, head_label, next_token_table
+from core.analysis import ablation_sweep, head_evidence, head_label, next_token_table, patching_table
 from core.weights import trained_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,7 +241,7 @@ def test_patterns_tab_puts_brightness_next_to_damage():
     demo, paired = figures(at)
     weights = ex.query_attention(MODEL, ex.CAT)
     np.testing.assert_allclose(values(demo["data"][0]["z"]), weights)
-    evidence = ex.head_evidence(SWEEP)
+    evidence = head_evidence(SWEEP)
     np.testing.assert_allclose(values(paired["data"][0]["x"]), evidence.attention)
     np.testing.assert_allclose(values(paired["data"][1]["x"]), evidence.rule_drop)
     np.testing.assert_allclose(values(paired["data"][2]["x"]), evidence.bigram_drop)
@@ -305,7 +305,7 @@ def test_beyond_neurons_zero_and_mean():
 def test_beyond_patching_and_a_same_class_pair():
     at = open_page(view=TABS["beyond"], beyond="Activation patching")
     table = at.dataframe[0].value
-    rows = ex.patching_table(MODEL, ex.MAT, ex.CAT)
+    rows = patching_table(MODEL, ex.MAT, ex.CAT)
     assert table["answer flipped"].tolist() == ["yes" if r.flipped else "no" for r in rows]
     np.testing.assert_allclose(values(figures(at)[0]["data"][0]["y"]), [r.p_source_class for r in rows])
     at.selectbox(key="patch_source").set_value("<BOS> the floor is").run()
@@ -318,7 +318,7 @@ def test_beyond_family_small_multiples():
     panels = [trace for trace in fig["data"] if trace["type"] == "bar"]
     table = at.dataframe[0].value
     assert len(panels) == len(table) >= 2
-    np.testing.assert_allclose(values(panels[0]["y"]), ex.head_evidence(SWEEP).rule_drop)
+    np.testing.assert_allclose(values(panels[0]["y"]), head_evidence(SWEEP).rule_drop)
     assert set(table["rule rests on"]) <= {"one head", "several heads", "no single head"}
     assert "training runs" in fig["layout"]["title"]["text"]
 

@@ -10,7 +10,21 @@ import numpy as np
 import pytest
 
 from core import experiments as ex
-from core.analysis import Sweep, ablation_sweep, head_subsets, heads, mean_ablation, patch_heads, score_slots
+from core.analysis import (
+    COLLAPSE,
+    SubsetCounts,
+    Sweep,
+    ablation_sweep,
+    head_evidence,
+    head_subsets,
+    heads,
+    mean_ablation,
+    patch_heads,
+    patching_table,
+    rule_carriers,
+    score_slots,
+    subset_counts,
+)
 from core.transformer import NO_INTERVENTION, Intervention, forward
 from core.weights import trained_model
 from core.world import corpus
@@ -160,7 +174,7 @@ def test_method_gap_counts_agreement_and_finds_the_largest_difference():
 
 
 def test_patching_table_flips_only_toward_the_source_class():
-    rows = ex.patching_table(MODEL, ex.MAT, ex.CAT)
+    rows = patching_table(MODEL, ex.MAT, ex.CAT)
     assert rows[0].patched == "none (clean run)" and not rows[0].flipped
     assert [r.patched for r in rows[1:]] == [
         "L1H1",
@@ -179,12 +193,12 @@ def test_patching_table_flips_only_toward_the_source_class():
         assert row.flipped == (row.top_token in ("big", "small"))
         assert 0.0 <= row.p_source_class <= 1.0 and 0.0 <= row.p_target_class <= 1.0
     with pytest.raises(ValueError, match="other class"):
-        ex.patching_table(MODEL, ("<BOS>", "the", "dog", "is"), ex.CAT)
+        patching_table(MODEL, ("<BOS>", "the", "dog", "is"), ex.CAT)
 
 
 # ------------------------------------------------------------------------------------------------ evidence, family
 def test_head_evidence_reads_the_sweep(sweep):
-    evidence = ex.head_evidence(sweep)
+    evidence = head_evidence(sweep)
     assert evidence.heads == HEADS
     base = ex.sweep_index(sweep)
     for k, head in enumerate(HEADS):
@@ -218,16 +232,16 @@ def fake_sweep(single_head_rule: list[float], attention: list[float]) -> Sweep:
     ],
 )
 def test_rule_carriers_verdicts(rule, verdict, collapsing):
-    carriers = ex.rule_carriers(fake_sweep(rule, [0.1, 0.2, 0.9, 0.3]))
+    carriers = rule_carriers(fake_sweep(rule, [0.1, 0.2, 0.9, 0.3]))
     assert carriers.verdict == verdict and list(carriers.collapsing) == collapsing
     assert carriers.weakest_survivor == min(rule)
 
 
 def test_brightest_is_not_load_bearing_when_the_damage_is_elsewhere():
-    evidence = ex.head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.2, 0.9, 0.3]))
+    evidence = head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.2, 0.9, 0.3]))
     assert evidence.brightest == (1, 0) and evidence.load_bearing == (0, 1)
     assert not evidence.brightest_is_load_bearing and evidence.dimmest == (0, 0)
-    evidence = ex.head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))
+    evidence = head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))
     assert evidence.brightest_is_load_bearing
 
 
@@ -236,7 +250,7 @@ def test_bluntest_and_cleanest_are_read_from_the_bigram_damage(sweep):
     for head, value in zip(HEADS, [0.6, 0.2, 0.69, 0.5], strict=True):
         bigram[ex.sweep_index(sweep, [head])] = value
     bigram[ex.sweep_index(sweep)] = 0.7
-    evidence = ex.head_evidence(replace(sweep, bigram_top1=bigram))
+    evidence = head_evidence(replace(sweep, bigram_top1=bigram))
     assert evidence.bluntest == HEADS[1] and evidence.cleanest == HEADS[2]
 
 
@@ -245,13 +259,13 @@ def test_subset_counts_count_collapses_among_real_ablations_and_pairs(sweep):
     for i, removed in enumerate(sweep.removed):
         if removed is None or len(removed) == 2 or removed == frozenset({HEADS[0]}):
             rule[i] = 0.0  # attention off is not a head subset and must not be counted
-    counts = ex.subset_counts(replace(sweep, rule_accuracy=rule))
-    assert counts == ex.SubsetCounts(real=15, collapsing=7, pairs=6, collapsing_pairs=6)
+    counts = subset_counts(replace(sweep, rule_accuracy=rule))
+    assert counts == SubsetCounts(real=15, collapsing=7, pairs=6, collapsing_pairs=6)
 
 
 def test_family_summaries():
-    one = ex.rule_carriers(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))  # brightest is load-bearing
-    none = ex.rule_carriers(fake_sweep([0.8, 0.6, 0.4, 1.0], [0.1, 0.2, 0.3, 0.9]))  # brightest is not
+    one = rule_carriers(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))  # brightest is load-bearing
+    none = rule_carriers(fake_sweep([0.8, 0.6, 0.4, 1.0], [0.1, 0.2, 0.3, 0.9]))  # brightest is not
     family = ex.Family(seeds=(0, 1, 2), carriers=(one, none, one))
     assert family.verdict_counts == {"one head": 2, "several heads": 0, "no single head": 1}
     assert family.distinct_answers == 2 and family.brightest_load_bearing == 2
@@ -261,14 +275,14 @@ def test_shipped_family_is_computed_once_and_starts_with_the_shipped_model(sweep
     family = ex.shipped_family()
     assert ex.shipped_family() is family
     assert len(family.seeds) == len(family.carriers) >= 2
-    shipped = ex.rule_carriers(sweep)
+    shipped = rule_carriers(sweep)
     assert family.carriers[0].collapsing == shipped.collapsing
     assert np.array_equal(family.carriers[0].evidence.rule_accuracy, shipped.evidence.rule_accuracy)
 
 
 def test_rule_carriers_of_the_trained_model(sweep):
-    carriers = ex.rule_carriers(sweep)
-    collapsed = [h for h, acc in zip(HEADS, carriers.evidence.rule_accuracy, strict=True) if acc <= ex.COLLAPSE]
+    carriers = rule_carriers(sweep)
+    collapsed = [h for h, acc in zip(HEADS, carriers.evidence.rule_accuracy, strict=True) if acc <= COLLAPSE]
     assert list(carriers.collapsing) == collapsed
 
 

@@ -331,15 +331,14 @@ def subsets_tab(setting: Setting) -> None:
     """③ All 16 head subsets and attention off, best and worst highlighted."""
     s = sweep()
     rows = subset_rows()
-    frame = subset_frame(ex.sweep_index(s, setting.removed, setting.off))
+    frame, shown = subset_frames(ex.sweep_index(s, setting.removed, setting.off))
     score = {"format": "%.3f", "min_value": 0.0, "max_value": 1.0, "width": "small"}
     st.dataframe(
-        frame.style.apply(highlight, axis=1),
+        shown.style.apply(highlight, axis=1),
         hide_index=True,
         width="stretch",
         row_height=35,
-        height=35 * (len(frame) + 1) + 4,
-        column_order=list(frame.columns[:-1]),
+        height=35 * (len(shown) + 1) + 4,
         column_config={
             "heads removed": st.column_config.TextColumn(width="medium", pinned=True),
             "marker": st.column_config.TextColumn(width="small"),
@@ -378,8 +377,9 @@ def subset_rows() -> list[dict[str, object]]:
 
 
 @lru_cache(maxsize=32)
-def subset_frame(selected: int) -> pd.DataFrame:
-    """The 16-subset table with the reader's setting (its row in the sweep) marked beside best and worst."""
+def subset_frames(selected: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The 16-subset table with the reader's setting (its row in the sweep) marked beside best and worst: in full for
+    the download, and without the head count for display (the Styler's cost grows with every column it styles)."""
     frame = pd.DataFrame(subset_rows())[
         [
             "heads removed",
@@ -395,7 +395,7 @@ def subset_frame(selected: int) -> pd.DataFrame:
         " · ".join(filter(None, [m, "your setting" if k == selected else ""])) for k, m in enumerate(frame["marker"])
     ]
     frame["heads removed (count)"] = frame["heads removed (count)"].astype(str)
-    return frame
+    return frame, frame.drop(columns="heads removed (count)")
 
 
 # --------------------------------------------------------------------------------------------------- ④ patterns
@@ -471,7 +471,10 @@ def trained_evidence() -> HeadEvidence:
 
 
 def shipped_family() -> ex.Family:
-    """The model family's rule carriers (computed once per server process, a few seconds the first time)."""
+    """The model family's rule carriers: computed once per server process (a few seconds, under a spinner), then
+    shared by every session without the spinner's cost."""
+    if ex.shipped_family.cache_info().currsize:
+        return ex.shipped_family()
     with st.spinner("Running the ablation sweep on every model of the family…"):
         return ex.shipped_family()
 

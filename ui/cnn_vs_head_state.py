@@ -127,11 +127,17 @@ def _pixel_grid(shown: str) -> None:
 
 
 def filter_editor() -> dict[str, np.ndarray]:
-    """The primer's two filters, plus the reader's own 3 × 3 filter when switched on; returns them by class name."""
-    use_custom = st.toggle("Add my own filter", key="custom", bind="query-params", help=tip("convolution"))
+    """The primer's two filters, plus the reader's own 3 × 3 filter when switched on; returns them by class name.
+
+    The filter's rows are drawn only while it is on; their text is kept (session and URL) while they are hidden.
+    """
+    limit = conv.kernel_limit()
+    if not st.toggle("Add my own filter", key="custom", bind="query-params", help=tip("convolution")):
+        st.caption(f"Type a {len(DEFAULT_ROWS)} × {len(DEFAULT_ROWS)} filter of your own: it adds a third class.")
+        return dict(PRIMER_FILTERS)
     st.caption(
-        f"One row of three weights per line, each between −{conv.kernel_limit():g} and {conv.kernel_limit():g}. "
-        "It adds a third class; the default rewards ink on the diagonal."
+        f"One row of three weights per line, each between −{limit:g} and {limit:g}. It adds a third class; the "
+        "default rewards ink on the diagonal."
     )
     rows = [
         st.text_input(
@@ -139,7 +145,7 @@ def filter_editor() -> dict[str, np.ndarray]:
             value=DEFAULT_ROWS[index],
             key=f"k{index + 1}",
             bind="query-params",
-            disabled=not use_custom,
+            persist_state="session",
             placeholder="e.g. -1 2 -1",
         )
         for index in range(len(DEFAULT_ROWS))
@@ -151,7 +157,7 @@ def filter_editor() -> dict[str, np.ndarray]:
         kernel = st.session_state.get(KERNEL_STATE, conv.custom_filter_default())
         shown = " / ".join(conv.format_kernel_row(row) for row in kernel)
         st.error(f"My filter: {error}. It keeps its last valid weights ({shown}) until the rows read correctly.")
-    return PRIMER_FILTERS | ({CUSTOM: kernel} if use_custom else {})
+    return PRIMER_FILTERS | {CUSTOM: kernel}
 
 
 # --- the sliding window --------------------------------------------------------------------------------------------

@@ -229,6 +229,19 @@ def test_custom_filter_adds_a_third_class_and_follows_its_rows():
     assert bar_values(softmax)[2] < 0.5
 
 
+def test_my_filter_rows_show_only_while_it_is_on_and_keep_their_text():
+    at = open_page(READOUT, preset="diagonal")
+    assert not at.text_input and len(bar_values(chart_specs(at)[1])) == 2
+    at.toggle(key="custom").set_value(True).run()
+    at.text_input(key="k1").set_value("0 0 0").run()
+    at.toggle(key="custom").set_value(False).run()
+    assert not at.text_input and len(bar_values(chart_specs(at)[1])) == 2
+    at.toggle(key="custom").set_value(True).run()
+    assert at.text_input(key="k1").value == "0 0 0"
+    linked = open_page(READOUT, preset="diagonal", custom="true", k1="0 0 0")
+    assert bar_values(chart_specs(at)[0]) == bar_values(chart_specs(linked)[0])  # the kept row shapes the third class
+
+
 @pytest.mark.parametrize("bad", ["abc", "1 2", "1e300 0 0", "nan 0 0", ""])
 def test_bad_custom_filter_row_gives_a_message_and_keeps_the_last_valid_filter(bad):
     at = open_page(READOUT, preset="diagonal", custom="true")

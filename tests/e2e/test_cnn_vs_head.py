@@ -70,3 +70,17 @@ def test_pixel_edit_goes_into_the_url_and_survives_another_page(warm, watch):
     assert pixel(watch, 0, 0).is_checked() and pixel(watch, 1, 2).is_checked()
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_my_filter_rows_hide_while_off_and_come_back_with_their_text(warm, watch):
+    watch.open(warm.url(f"{SPEC.url_path}?{urlencode({'custom': 'true', 'k1': '1 1 1'})}"), SPEC.landmark)
+    switch = watch.page.locator("label").filter(has_text="Add my own filter")
+    switch.click()
+    watch.settle()
+    assert watch.page.get_by_label("Row 1 of my filter").count() == 0
+    switch.click()
+    watch.settle()
+    assert watch.page.get_by_label("Row 1 of my filter").input_value() == "1 1 1"
+    assert parse_qs(urlparse(watch.page.url).query)["k1"] == ["1 1 1"]
+    assert watch.errors == [], watch.errors

@@ -561,7 +561,7 @@ def collateral_views(removed: tuple[HeadKey, ...], off: bool) -> tuple[go.Figure
         title="Collateral vs targeted damage per configuration (bars: ours; diamonds: the primer's model)",
         value_format=".2f",
     )
-    # values inside the bars where they fit, so the primer's diamonds near the bar tops do not cover them (once per
+    # values inside the bars, halfway up, so the primer's diamonds near the bar tops do not cover them (once per
     # cached figure, not per rerun)
     fig.update_traces(textposition="inside", insidetextanchor="middle", selector={"type": "bar"})
     frame = pd.DataFrame(

@@ -1,7 +1,8 @@
 """Ablation lab: the bench's controls, bound to the URL, and their validation (a bad typed prompt keeps the last one).
 
 Every control has a key and bind="query-params", so a shared link restores the scenario and the state survives a
-visit to another page. The heads travel in the URL as their readable pill labels ('layer 1, head 1').
+visit to another page. The heads travel in the URL as their readable pill labels ('layer 1, head 1'); a hand-written
+link may also name them by their short keys (?heads=L1H1).
 """
 
 from __future__ import annotations
@@ -69,8 +70,18 @@ def _prompt(choice: str) -> tuple[str, ...]:
     return words
 
 
+def _readable_heads_in_url() -> None:
+    """Let a hand-written link name heads by their short keys (?heads=L1H1): rewritten to the pills' labels, the form
+    the URL binding reads and writes ('layer 1, head 1'), before the pills read it."""
+    given = st.query_params.get_all("heads")
+    if any(value in BY_SHORT for value in given):
+        st.query_params["heads"] = [head_label(BY_SHORT[v]) if v in BY_SHORT else v for v in given]
+        st.rerun()  # the binding reads the URL when a run starts
+
+
 def controls() -> Setting:
     """The bench's controls (all in the URL): heads removed, attention off, the prompt."""
+    _readable_heads_in_url()
     chosen = st.pills(
         "Heads removed (their rows of W_O set to 0)",
         list(BY_SHORT),

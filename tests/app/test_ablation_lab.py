@@ -141,6 +141,13 @@ def test_the_url_restores_the_scenario():
     assert shown_metrics(open_page(heads="")) == expected_metrics()
 
 
+def test_a_link_may_name_heads_by_their_short_keys():
+    at = open_page(heads=["L2H1", "layer 1, head 2"])
+    assert sorted(at.pills(key="heads").value) == ["L1H2", "L2H1"]
+    assert shown_metrics(at) == expected_metrics([(0, 1), (1, 0)])
+    assert sorted(at.query_params["heads"]) == url_heads("L1H2", "L2H1")  # rewritten to the form the page writes
+
+
 def test_a_typed_prompt_runs_and_a_bad_one_is_refused():
     at = open_page()
     at.selectbox(key="prompt").set_value("Type your own…").run()

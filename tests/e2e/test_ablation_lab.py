@@ -73,3 +73,17 @@ def test_a_clicked_head_goes_into_the_url_and_survives_another_page(warm, watch)
     assert rule_shown(watch) == rule_expected((0, 0), (1, 1))
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_link_with_short_head_keys_restores_the_selection(warm, watch):
+    removed = [(0, 1), (1, 1)]
+    query = [("heads", f"L{layer + 1}H{head + 1}") for layer, head in removed]
+    watch.open(warm.url(f"{SPEC.url_path}?{urlencode(query)}"), SPEC.landmark)
+    watch.page.wait_for_function("() => window.location.search.includes('layer')", timeout=10_000)
+    assert rule_shown(watch) == rule_expected(*removed)
+    assert sorted(parse_qs(urlparse(watch.page.url).query)["heads"]) == sorted(head_label(h) for h in removed)
+    pressed = {h: pill(watch, h).get_attribute("aria-pressed") for h in [(0, 0), (0, 1), (1, 0), (1, 1)]}
+    assert pressed == {h: "true" if h in removed else "false" for h in pressed}
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

@@ -68,6 +68,43 @@ def sweep_index(sweep: Sweep, removed: Iterable[HeadKey] = (), attention_off: bo
     return sweep.removed.index(None if attention_off else frozenset(removed))
 
 
+@dataclass(frozen=True)
+class Measure:
+    """One of the bench's measures under a setting, beside the trained model's."""
+
+    now: float
+    trained: float
+
+    @property
+    def change(self) -> float:
+        """Setting minus trained model (negative: the setting lost this much)."""
+        return self.now - self.trained
+
+
+@dataclass(frozen=True)
+class BenchReading:
+    """The bench's read-out for a setting: the primer's three measures against the trained model."""
+
+    changed: bool  # the setting differs from the trained model
+    rule_accuracy: Measure
+    bigram_top1: Measure
+    copula_class_accuracy: Measure
+    right_class_slots: int  # copula slots whose top prediction has the subject's class, under the setting
+
+
+def bench_reading(sweep: Sweep, removed: Iterable[HeadKey] = (), attention_off: bool = False) -> BenchReading:
+    """Read a bench setting off the sweep, beside the trained model (the sweep's empty subset)."""
+    i, base = sweep_index(sweep, removed, attention_off), sweep_index(sweep)
+    rule, bigram, cls = sweep.rule_accuracy, sweep.bigram_top1, sweep.copula_class_accuracy
+    return BenchReading(
+        changed=i != base,
+        rule_accuracy=Measure(float(rule[i]), float(rule[base])),
+        bigram_top1=Measure(float(bigram[i]), float(bigram[base])),
+        copula_class_accuracy=Measure(float(cls[i]), float(cls[base])),
+        right_class_slots=round(float(cls[i]) * sweep.n_copula_slots),
+    )
+
+
 def with_weights(model: Model, replacements: dict[str, np.ndarray]) -> Model:
     """A copy of a model with some parameters replaced (fabricated weights, as Appendix A's Method 2)."""
     return Model(

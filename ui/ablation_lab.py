@@ -92,31 +92,31 @@ def bench(setting: Setting) -> None:
     """The bench's read-out: the three measures and the prediction, against the trained model."""
     removed, off, words = setting.removed, setting.off, setting.words
     s = sweep()
-    i, base = ex.sweep_index(s, removed, off), ex.sweep_index(s)
-    changed = i != base
+    r = ex.bench_reading(s, removed, off)
     cols = st.columns(4)
     shown = [
         (
             "Rule accuracy (held-out)",
-            s.rule_accuracy,
+            r.rule_accuracy,
             f"Share of the {s.n_held_out_copula_slots} copula decisions in the sentence types held out of training "
             "where the top prediction is an adjective of the subject noun's class (the primer's rule accuracy).",
         ),
         (
             f"Top-1 on {s.n_bigram_slots} bigram slots",
-            s.bigram_top1,
+            r.bigram_top1,
             "Share of the next-token decisions a model reading only the current token could answer where the top "
             "prediction is the token that actually comes next. They need no attention: a fall here is collateral.",
         ),
         (
             f"Right class on {s.n_copula_slots} copula slots",
-            s.copula_class_accuracy,
+            r.copula_class_accuracy,
             "After is / was, all 16 copula decisions of the world: is the top prediction an adjective of the "
             "subject's class?",
         ),
     ]
-    for col, (label, values, helptext) in zip(cols, shown, strict=False):
-        col.metric(label, f"{values[i]:.2f}", f"{values[i] - values[base]:+.2f}" if changed else None, help=helptext)
+    for col, (label, measure, helptext) in zip(cols, shown, strict=False):
+        delta = f"{measure.change:+.2f}" if r.changed else None
+        col.metric(label, f"{measure.now:.2f}", delta, help=helptext)
     top = prediction(words, removed, off)
     trained = prediction(words, (), False)
     cols[3].metric(f"Next token after {q(words)}", f"{top[0][0]} · {top[0][1]:.2f}")
@@ -125,26 +125,25 @@ def bench(setting: Setting) -> None:
         + ", ".join(f"{t} {p:.2f}" for t, p in top[1:])
         + f"; trained model: {trained[0][0]} {trained[0][1]:.2f}"
     )
-    rule, bigram, cls = s.rule_accuracy, s.bigram_top1, s.copula_class_accuracy
-    right = round(cls[i] * s.n_copula_slots)
-    if changed:
+    rule, bigram, right = r.rule_accuracy, r.bigram_top1, r.right_class_slots
+    if r.changed:
         what = (
-            f"With {setting.name}, rule accuracy is {rule[i]:.2f} (trained model {rule[base]:.2f}), "
+            f"With {setting.name}, rule accuracy is {rule.now:.2f} (trained model {rule.trained:.2f}), "
             f"{right} of the {s.n_copula_slots} copula slots get the right class, and top-1 on the bigram slots, "
-            f"which need no attention at all, moves from {bigram[base]:.3f} to {bigram[i]:.3f}. After {q(words)} "
+            f"which need no attention at all, moves from {bigram.trained:.3f} to {bigram.now:.3f}. After {q(words)} "
             f"the model now answers {top[0][0]} ({top[0][1]:.2f}) where the trained model answers {trained[0][0]} "
             f"({trained[0][1]:.2f})."
         )
     else:
         what = (
-            f"The trained model, nothing removed: rule accuracy {rule[i]:.2f}, the right class on {right} of "
-            f"{s.n_copula_slots} copula slots, top-1 {bigram[i]:.3f} on the bigram slots; after {q(words)} it "
+            f"The trained model, nothing removed: rule accuracy {rule.now:.2f}, the right class on {right} of "
+            f"{s.n_copula_slots} copula slots, top-1 {bigram.now:.3f} on the bigram slots; after {q(words)} it "
             f"answers {top[0][0]} ({top[0][1]:.2f}). Remove a head above to see what breaks."
         )
     collateral = (
-        f" Here the switch also cost {bigram[base] - bigram[i]:.3f} of top-1 on predictions that never needed "
+        f" Here the switch also cost {-bigram.change:.3f} of top-1 on predictions that never needed "
         "attention, damage no claim about 'the rule' would have predicted."
-        if changed and bigram[base] - bigram[i] > 0
+        if r.changed and bigram.change < 0
         else ""
     )
     explain(

@@ -111,6 +111,17 @@ def test_sweep_index_finds_each_setting(sweep):
     assert sweep.removed[ex.sweep_index(sweep, [HEADS[3], HEADS[0]])] == frozenset({HEADS[0], HEADS[3]})
 
 
+def test_bench_reading_against_the_trained_model(sweep):
+    reading = ex.bench_reading(sweep, [HEADS[0]])
+    scores, trained = score_slots(MODEL, intervention=ex.configuration([HEADS[0]])), score_slots(MODEL)
+    assert reading.changed and reading.right_class_slots == int(scores.right_class.sum())
+    assert (reading.rule_accuracy.now, reading.rule_accuracy.trained) == (scores.rule_accuracy, trained.rule_accuracy)
+    assert reading.bigram_top1.change == scores.bigram_top1 - trained.bigram_top1 < 0
+    same = ex.bench_reading(sweep)
+    assert not same.changed and same.copula_class_accuracy.change == 0.0
+    assert ex.bench_reading(sweep, attention_off=True).right_class_slots == 0
+
+
 def test_sweep_row_matches_a_separate_scoring_run(sweep):
     for removed in ((), (HEADS[0],), (HEADS[1], HEADS[2])):
         scores = score_slots(MODEL, intervention=ex.configuration(removed))

@@ -14,8 +14,9 @@ from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.widgets import setup_page
 
-setup_page(next(spec for spec in PAGES if spec.script == "pages/kv_cost.py"))
-scenario.read_link()
+SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+setup_page(SPEC)
+scenario.read_link(SPEC.path)
 scenario.link_notes()
 st.markdown(
     f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "

@@ -185,7 +185,7 @@ def memory_figure(rows: list[tuple[str, kv.Plan]], memory_gb: float) -> go.Figur
                 "y": values,
                 "name": label,
                 "marker": {"color": colour},
-                "text": [f"{v:,.1f}" if v >= 0.05 * memory_gb else "" for v in values],
+                "text": [f"{v:,.1f}" if v >= 0.08 * memory_gb else "" for v in values],  # room for a legible label
                 "textposition": "inside",
                 "hovertemplate": f"%{{x}}<br>{label}: %{{y:,.2f}} GB<extra></extra>",
             }
@@ -428,7 +428,8 @@ def memory_view(compared: Compared) -> None:
     if result.fits:
         what = (
             f"One {gpu.name} of a {dep.tp}-GPU copy holds {gb(result.weights_gpu)} of {config.name}'s "
-            f"weights, {gb(result.kv_used_gpu)} of KV cache for {result.batch:,} users, keeps "
+            f"weights, {gb(result.kv_used_gpu)} of KV cache for {result.batch:,} "
+            f"user{'s' if result.batch != 1 else ''}, keeps "
             f"{gb(result.reserve_gpu)} in reserve ({1 - dep.utilisation:.0%}) and has "
             f"{gb(max(result.free_gpu, 0))} free."
         )

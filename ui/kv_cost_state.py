@@ -11,6 +11,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -209,48 +210,68 @@ def read_number(raw: str, low: float, high: float, whole: bool) -> float | int |
 BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
 
-def read_link() -> None:
-    """Once per session, before the widgets: turn the link's plain forms into the widgets' values and note the rest.
+def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | None:
+    """The values a link parameter should hold, in the form the page's widgets read; None for a key not the page's.
 
-    Streamlit drops a bound value it cannot parse without a word; here every such value is named in a message
-    (shown by `link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields from it;
-    fields present in the link win.
+    Values already in that form are kept as written; a value that cannot be read is left out and named in `notes`.
+    """
+    options = choices()
+    if key in options:
+        found, label = [], options[key][1]
+        for raw in values:
+            option = match_choice(raw, *options[key])
+            if option is None:
+                shown = ", ".join(label(o) for o in options[key][0][:8])
+                more = ", …" if len(options[key][0]) > 8 else ""
+                notes.append(f"`{key}={raw}` is not one of the choices ({shown}{more}).")
+            else:
+                found.append(label(option))
+        return found if key == "compare" else found[-1:]
+    raw = values[-1]
+    if (bounds := _number_field(key)) is not None:
+        value = read_number(raw, *bounds)
+        if value is None:
+            notes.append(f"`{key}={raw}` is not a number from {bounds[0]:,g} to {bounds[1]:,g}.")
+            return []
+        plain = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
+        return [raw if re.fullmatch(plain, raw) else str(value)]
+    if key.removeprefix("f_") in FIELD_NAMES:
+        flag = BOOLEANS.get(raw.strip().lower())
+        if flag is None:
+            notes.append(f"`{key}={raw}` is not true or false.")
+            return []
+        return [raw if raw.lower() in ("true", "false") else str(flag).lower()]
+    return None
+
+
+def read_link(page: Path) -> None:
+    """Once per session, before the widgets: put the link's plain forms into the page's own and name unreadable values.
+
+    Streamlit drops a bound value it cannot parse without a word (`w_bits=8` where the page writes `w_bits=8-bit`),
+    and the dropped value then disappears from the address too. So a link holding plain forms is re-opened with the
+    same values written the page's way (one extra run, only for such links), and every value that cannot be read is
+    named in a message (`link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields
+    from it; fields present in the link win.
     """
     if st.session_state.get("kv_link_read"):
         return
     st.session_state["kv_link_read"] = True
     notes: list[str] = []
-    options = choices()
-    for key in st.query_params:
-        values = st.query_params.get_all(key)
-        if key in options:
-            found = [match_choice(raw, *options[key]) for raw in values]
-            for raw, option in zip(values, found, strict=True):
-                if option is None:
-                    shown = ", ".join(options[key][1](o) for o in options[key][0][:8])
-                    notes.append(f"`{key}={raw}` is not one of: {shown}{', …' if len(options[key][0]) > 8 else ''}.")
-            chosen = [option for option in found if option is not None]
-            if chosen:
-                st.session_state[key] = chosen if key == "compare" else chosen[0]
-        elif (bounds := _number_field(key)) is not None:
-            value = read_number(values[0], *bounds)
-            if value is None:
-                notes.append(f"`{key}={values[0]}` is not a number from {bounds[0]:,g} to {bounds[1]:,g}.")
-            else:
-                st.session_state[key] = value
-        elif key.removeprefix("f_") in FIELD_NAMES:
-            flag = BOOLEANS.get(values[0].strip().lower())
-            if flag is None:
-                notes.append(f"`{key}={values[0]}` is not true or false.")
-            else:
-                st.session_state[key] = flag
-    chosen = st.session_state.get("model")
-    if chosen in presets() and chosen != PRIMER:
+    written = {key: st.query_params.get_all(key) for key in st.query_params}
+    link = {}
+    for key, values in written.items():
+        canonical = _canonical(key, values, notes)
+        link[key] = values if canonical is None else canonical
+    link = {key: values for key, values in link.items() if values}
+    model = match_choice((link.get("model") or [model_name(PRIMER)])[0], *choices()["model"])
+    if model in presets() and model != PRIMER:
         for name, key in FIELD_KEYS.items():
-            if key not in st.query_params:
-                st.session_state[key] = getattr(presets()[chosen], name)
+            if key not in link:
+                st.session_state[key] = getattr(presets()[model], name)
     if notes:
         st.session_state[LINK_NOTES] = notes
+    if link != written:
+        st.switch_page(page, query_params=link)
 
 
 def link_notes() -> None:

@@ -327,7 +327,7 @@ def test_unreadable_link_values_are_named_not_dropped_silently():
     app.run()
     assert not app.exception
     text = " ".join(w.value for w in app.warning)
-    for named in ("`w_bits=12`", "16-bit, 8-bit, 4-bit", "`context=1e300`", "`gpu=TPU`", "`f_gated_mlp=maybe`"):
+    for named in ("`w_bits=12`", "(16-bit, 8-bit, 4-bit)", "`context=1e300`", "`gpu=TPU`", "`f_gated_mlp=maybe`"):
         assert named in text
     assert app.selectbox(key="w_bits").value == 16 and metrics(app)["KV per user"] == "17.18 GB"
     next(b for b in app.button if b.label == "Hide this message").click().run()

@@ -106,3 +106,24 @@ def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server,
     assert watch.exceptions_on_screen() == 0
     watch.screenshot("kv_cost-upload")
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
+    # A planner types the link by hand with plain ids: the page reads them and corrects the address to its labels.
+    watch.open(server.url(f"{SPEC.url_path}?model=llama-2-7b&w_bits=8&gpu=h200-sxm&context=65536"), SPEC.landmark)
+    expected = kv.plan(presets()["llama-2-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], context=65536, weight_bits=8))
+    assert metric(watch, "KV per user") == gb(expected.kv_per_user)
+    assert metric(watch, "Weights at 8-bit") == gb(expected.weights_bytes)
+    warning = watch.page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="maximum context of 4,096")
+    warning.first.wait_for(timeout=30_000)
+    watch.page.wait_for_function("() => window.location.search.includes('w_bits=8-bit')", timeout=30_000)
+    assert parse_qs(urlparse(watch.page.url).query) == {  # the address now holds the page's own labels
+        "model": ["Llama-2-7B"],
+        "w_bits": ["8-bit"],
+        "gpu": ["H200 SXM"],
+        "context": ["65536"],
+    }
+    assert watch.exceptions_on_screen() == 0
+    watch.screenshot("kv_cost-long-context")
+    assert watch.errors == [], watch.errors

@@ -72,6 +72,13 @@ def family_names(family: ex.Family) -> tuple[str, ...]:
     return ("shipped model", *(f"seed {seed}" for seed in family.seeds[1:]))
 
 
+def shared(fig: go.Figure) -> go.Figure:
+    """A cached bar chart, shared read-only by every session, without plotly's default template: Streamlit themes the
+    chart in the browser, and the template is most of the copy st.plotly_chart makes of the figure on every rerun.
+    (Heatmaps keep it: without it plotly draws tick marks beside their labels.)"""
+    return fig.update_layout(template="none")
+
+
 # --------------------------------------------------------------------------------------------------- formatting
 def three_decimals(frame: pd.DataFrame) -> dict[str, object]:
     """Column settings showing every float column of a table to 3 decimals (0.500, not 0.5)."""
@@ -188,7 +195,7 @@ def both_roads(_: Setting) -> None:
 @cache
 def roads_figure() -> go.Figure:
     """The 20 logits by attention on, Method 1, Method 2 and the swapped noun (built once, shared read-only)."""
-    return grouped_bars(
+    fig = grouped_bars(
         MODEL.vocabulary,
         list(ex.road_logits(MODEL).items()),
         title=f"The 20 logits after {q(ex.CAT)}: Method 1, Method 2 and the swapped noun give the same bars",
@@ -197,6 +204,7 @@ def roads_figure() -> go.Figure:
         show_values=False,
         height=380,
     )
+    return shared(fig)
 
 
 @cache
@@ -497,7 +505,7 @@ def primer_attention_frame() -> pd.DataFrame:
 def brightness_figure() -> go.Figure:
     """Per head: attention on the subject noun beside the rule and bigram damage its removal does."""
     evidence = trained_evidence()
-    return paired_bars(
+    fig = paired_bars(
         [head_label(h) for h in evidence.heads],
         ("attention on the subject noun", evidence.attention),
         [("rule accuracy lost", evidence.rule_drop), ("bigram top-1 lost (collateral)", evidence.bigram_drop)],
@@ -507,6 +515,7 @@ def brightness_figure() -> go.Figure:
         highlight=[h in (evidence.brightest, evidence.load_bearing) for h in evidence.heads],
         height=380,
     )
+    return shared(fig)
 
 
 # --------------------------------------------------------------------------------------------------- ⑤ collateral
@@ -572,7 +581,7 @@ def collateral_views(removed: tuple[HeadKey, ...], off: bool) -> tuple[go.Figure
             "primer: copula": [primer_value(p[1] if p else None) for p in printed],
         }
     )
-    return fig, frame
+    return shared(fig), frame
 
 
 # --------------------------------------------------------------------------------------------------- ⑥ beyond
@@ -628,7 +637,7 @@ def zero_mean_views(chosen: tuple[HeadKey, ...]) -> tuple[list[dict], go.Figure,
         ],
         title="Zero ablation vs mean ablation: the heads' output set to 0, or to its average over the corpus",
     )
-    return rows, fig, pd.DataFrame(rows).round(3)
+    return rows, shared(fig), pd.DataFrame(rows).round(3)
 
 
 def neuron_view(_: Setting) -> None:
@@ -767,7 +776,7 @@ def patching_views(target: tuple[str, ...], source: tuple[str, ...]) -> tuple[li
             for r in rows
         ]
     )
-    return rows, fig, frame
+    return rows, shared(fig), frame
 
 
 def family_view(_: Setting) -> None:
@@ -831,7 +840,7 @@ def family_views() -> tuple[go.Figure, pd.DataFrame]:
             for name, c in zip(names, carriers, strict=True)
         ]
     )
-    return fig, frame
+    return shared(fig), frame
 
 
 # --------------------------------------------------------------------------------------------------- method box

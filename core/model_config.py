@@ -261,25 +261,12 @@ def weight_inventory(config: ModelConfig) -> list[WeightRow]:
         )
     if moe_layers:
         rows.append(WeightRow("MoE (per layer)", "Router", f"{d} × {c.n_experts}", d * c.n_experts, moe_layers))
-        rows.append(
-            WeightRow(
-                "MoE (per layer)",
-                f"{c.n_experts} routed experts",
-                f"{c.n_experts} × {_mlp_shape(c, c.expert_d_ff)}",
-                c.n_experts * _mlp_params(c, c.expert_d_ff),
-                moe_layers,
-            )
-        )
-        if c.shared_experts:
-            rows.append(
-                WeightRow(
-                    "MoE (per layer)",
-                    f"{c.shared_experts} shared expert(s)",
-                    f"{c.shared_experts} × {_mlp_shape(c, c.expert_d_ff)}",
-                    c.shared_experts * _mlp_params(c, c.expert_d_ff),
-                    moe_layers,
+        for n, kind in ((c.n_experts, "routed experts"), (c.shared_experts, "shared expert(s)")):
+            if n:
+                shape = f"{n} × {_mlp_shape(c, c.expert_d_ff)}"
+                rows.append(
+                    WeightRow("MoE (per layer)", f"{n} {kind}", shape, n * _mlp_params(c, c.expert_d_ff), moe_layers)
                 )
-            )
     if c.norms_per_layer:
         rows.append(
             WeightRow(

@@ -235,7 +235,7 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             return []
         plain = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
         return [raw if re.fullmatch(plain, raw) else str(value)]
-    if key.removeprefix("f_") in FIELD_NAMES:
+    if key.startswith("f_") and key[2:] in FIELD_NAMES:  # the two yes/no model fields
         flag = BOOLEANS.get(raw.strip().lower())
         if flag is None:
             notes.append(f"`{key}={raw}` is not true or false.")

@@ -323,12 +323,15 @@ def test_labels_the_page_wrote_into_links_still_work():
 
 def test_unreadable_link_values_are_named_not_dropped_silently():
     app = AppTest.from_file(PAGE, default_timeout=60)
-    app.query_params.update({"w_bits": "12", "context": "1e300", "gpu": "TPU", "f_gated_mlp": "maybe"})
+    app.query_params.update(
+        {"w_bits": "12", "context": "1e300", "gpu": "TPU", "f_gated_mlp": "maybe", "norm": "x", "utm_source": "mail"}
+    )
     app.run()
     assert not app.exception
     text = " ".join(w.value for w in app.warning)
     for named in ("`w_bits=12`", "(16-bit, 8-bit, 4-bit)", "`context=1e300`", "`gpu=TPU`", "`f_gated_mlp=maybe`"):
         assert named in text
+    assert "norm" not in text and "utm_source" not in text  # parameters that are not the page's are left alone
     assert app.selectbox(key="w_bits").value == 16 and metrics(app)["KV per user"] == "17.18 GB"
     next(b for b in app.button if b.label == "Hide this message").click().run()
     assert not app.warning

@@ -29,7 +29,7 @@ from core.model_config import (
 from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
-from ui.widgets import chart, explain
+from ui.widgets import chart, download_csv, explain
 
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]
@@ -509,14 +509,7 @@ def table(rows: pa.Table, *, download: tuple[str, str] | None = None, readable: 
     st.dataframe(rows, hide_index=True, width="stretch", column_config=dict.fromkeys(readable, READABLE))
     if download:
         name, key = download
-        st.download_button(
-            f"Download {name} (CSV)",
-            lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"),
-            file_name=f"{key}.csv",
-            mime="text/csv",
-            key=f"dl-{key}",
-            on_click="ignore",
-        )
+        download_csv(lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"), name=name, key=key)
 
 
 @lru_cache(maxsize=64)

@@ -23,7 +23,7 @@ from ui import figures
 from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, draw_count, draw_once, reset_to_primer
-from ui.widgets import chart, explain, matrix_frame, shape_label
+from ui.widgets import chart, download_matrix, explain, shape_label
 
 SECTIONS = ("Step by step", "Read-out", "KV cache")
 MADE_UP_SEED = 0
@@ -67,21 +67,13 @@ def matrix(
     signed: bool = True,
     decimals: int = 3,
 ) -> None:
-    """One heatmap with its shape, a one-line plain reading and a CSV download (ui.widgets.matrix_frame's table)."""
+    """One heatmap with its shape, a one-line plain reading and a CSV download."""
     st.caption(f"{shape}. {reading}")
     fig = figure(
         "heatmap", small(values), x=tuple(columns), y=tuple(rows), title=title, signed=signed, decimals=decimals
     )
     chart(fig, key=f"qkv-{key}", alt=f"{title}, {shape}")
-    labelled = (np.array(values), list(rows), list(columns))  # the CSV is built only when clicked (~1 ms per matrix)
-    st.download_button(
-        f"Download {title.split(' =')[0]} (CSV)",
-        lambda: matrix_frame(*labelled).to_csv().encode("utf-8"),
-        file_name=f"qkv-{key}.csv",
-        mime="text/csv",
-        key=f"dl-qkv-{key}",
-        on_click="ignore",
-    )
+    download_matrix(values, rows, columns, name=title.split(" =")[0], key=f"qkv-{key}")
 
 
 def quoted(tokens: list[str]) -> list[str]:

@@ -42,15 +42,16 @@ def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]
 def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
     """A CSV download of a matrix with its row and column labels, built only when clicked (reruns stay cheap)."""
     values, labels = np.array(matrix, dtype=np.float64), (list(rows), list(columns))
-    _download(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
+    download_csv(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
 
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
     """A CSV download of a table, built only when clicked."""
-    _download(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
+    download_csv(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
 
 
-def _download(data: Callable[[], bytes], *, name: str, key: str) -> None:
+def download_csv(data: Callable[[], bytes], *, name: str, key: str) -> None:
+    """A CSV download button whose bytes are made by `data` only when the reader clicks (no rerun on click)."""
     st.download_button(
         f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}", on_click="ignore"
     )

@@ -3,8 +3,6 @@ numbers (read from the metrics, tables and figure data), the URL restores the sc
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 from pathlib import Path
 
@@ -15,6 +13,8 @@ from streamlit.testing.v1 import AppTest
 from core import experiments as ex
 from core.analysis import ablation_sweep, head_evidence, head_label, next_token_table, patching_table
 from core.weights import trained_model
+from tests.app.helpers import chart_specs as figures
+from tests.app.helpers import numbers as values
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "ablation_lab.py")
@@ -52,20 +52,6 @@ def url_heads(*short: str) -> list[str]:
 
 def metrics(at: AppTest) -> dict[str, tuple[str, str]]:
     return {m.label: (m.value, m.delta) for m in at.metric}
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def values(data: object) -> np.ndarray:
-    """A plotly array from a figure's JSON: a plain list, or a typed array {'dtype', 'bdata' (base64)}."""
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"]).astype(np.float64)
-        return flat.reshape([int(n) for n in str(data["shape"]).split(",")]) if "shape" in data else flat
-    if data and isinstance(data[0], (list, dict)):
-        return np.array([values(row) for row in data])
-    return np.asarray([np.nan if v is None else v for v in data], dtype=np.float64)
 
 
 def explained(at: AppTest) -> str:

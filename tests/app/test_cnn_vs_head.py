@@ -4,8 +4,6 @@ Figures are read through the plotly chart's proto spec (JSON), so the tests chec
 chart exists.
 """
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import conv
 from core.primer import conv_example
+from tests.app.helpers import chart_specs, numbers
 from ui.cnn_vs_head import maps_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,20 +28,6 @@ def open_page(view: str = WINDOW, **query: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
-
-
-def chart_specs(at: AppTest) -> list[dict]:
-    """The page's plotly figures, in page order, as the JSON sent to the browser."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def numbers(data: object) -> np.ndarray:
-    """A plotly data array: a plain list, or plotly's typed-array form {'dtype', 'bdata' (base64), 'shape'}."""
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-        shape = [int(n) for n in str(data.get("shape", flat.size)).split(",")]
-        return flat.reshape(shape).astype(float)
-    return np.array(data, dtype=float)
 
 
 def panels(spec: dict) -> list[np.ndarray]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 
@@ -12,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from core import kv_cache as kv
 from core.model_config import param_count, presets
+from tests.app.helpers import chart_specs as figures
+from tests.app.helpers import numbers as values
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
@@ -24,17 +25,6 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 def captions(at: AppTest) -> str:
     return "\n".join(c.value for c in at.caption)
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def values(data: object) -> np.ndarray:
-    """A plotly array from a figure's JSON: a plain list, or a typed array {'dtype', 'bdata' (base64)}."""
-    if isinstance(data, dict):
-        return np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
-    return np.asarray(data, dtype=np.float64)
 
 
 def explained(at: AppTest) -> str:

@@ -3,8 +3,6 @@
 Figures are read through the plotly chart's proto spec (JSON). The primer's printed numbers are the test data.
 """
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.primer import hand_example
+from tests.app.helpers import chart_specs, numbers
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "qkv_walkthrough.py")
@@ -29,19 +28,9 @@ def open_page(**query: str) -> AppTest:
     return at
 
 
-def numbers(data: object) -> np.ndarray:
-    """A plotly data array: a plain list, or plotly's typed-array form {'dtype', 'bdata' (base64), 'shape'}."""
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-        shape = [int(n) for n in str(data.get("shape", flat.size)).split(",")]
-        return flat.reshape(shape).astype(float)
-    return np.array(data, dtype=float)
-
-
 def figures(at: AppTest) -> dict[str, dict]:
     """The page's plotly figures by title."""
-    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-    return {spec["layout"]["title"]["text"]: spec for spec in specs}
+    return {spec["layout"]["title"]["text"]: spec for spec in chart_specs(at)}
 
 
 def z(at: AppTest, title: str) -> np.ndarray:

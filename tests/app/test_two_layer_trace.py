@@ -2,8 +2,6 @@
 every figure, bad prompts give a message and keep the last valid prompt, and every step and tab draws the engine's
 numbers. Figures are read through the plotly proto spec (JSON), so the tests check the numbers drawn."""
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 from core.trace_views import MAX_TOKENS, copula_table, primer_section6, shape_table, top_k
 from core.transformer import PRIMER_CONFIG, forward
 from core.weights import trained_model, training_log
+from tests.app.helpers import chart_specs as specs
+from tests.app.helpers import numbers
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "two_layer_trace.py")
@@ -31,19 +31,6 @@ def open_page(**query: str) -> AppTest:
 
 def trace_of(prompt: str):
     return forward(MODEL, MODEL.encode(prompt.split()))
-
-
-def specs(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def numbers(data: object) -> np.ndarray:
-    """A plotly data array: a plain list, or plotly's typed-array form {'dtype', 'bdata' (base64), 'shape'}."""
-    if isinstance(data, dict):
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-        shape = [int(n) for n in str(data.get("shape", flat.size)).split(",")]
-        return flat.reshape(shape).astype(float)
-    return np.array(data, dtype=float)
 
 
 def z(spec: dict) -> np.ndarray:

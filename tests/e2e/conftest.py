@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from ui.navigation import HOME, PageSpec
+
 BASE_PATH_PROBE = re.compile(r"^http://127\.0\.0\.1:\d+/[\w-]+/_stcore/(health|host-config)$")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,6 +158,12 @@ class PageWatch:
         self.page.wait_for_timeout(300)
         self.page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
+    def navigate(self, spec: PageSpec) -> None:
+        """Go to a page through the sidebar, as a reader does, and wait until it has finished drawing."""
+        self.page.get_by_test_id("stSidebarNav").get_by_role("link", name=spec.title).click()
+        self.page.get_by_role("heading", name=spec.landmark).first.wait_for()
+        self.settle()
+
     def screenshot(self, name: str) -> Path:
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
@@ -166,6 +174,13 @@ class PageWatch:
 
     def close(self) -> None:
         self.context.close()
+
+
+@pytest.fixture
+def warm(server: Server, watch: PageWatch) -> Server:
+    """The shared server after the overview has been served once (app.py has built the navigation)."""
+    watch.open(server.url(HOME.url_path), HOME.landmark)
+    return server
 
 
 @pytest.fixture

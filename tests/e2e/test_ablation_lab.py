@@ -10,7 +10,7 @@ import pytest
 from core import experiments as ex
 from core.analysis import ablation_sweep, head_label
 from core.weights import trained_model
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")
 SWEEP = ablation_sweep(trained_model())
@@ -29,13 +29,6 @@ def rule_expected(*removed) -> str:
 
 def pill(watch, head):
     return watch.page.get_by_role("button", name=head_label(head), exact=True)
-
-
-@pytest.fixture
-def warm(server, watch):
-    """The shared server after the overview has been served once (app.py has built the navigation)."""
-    watch.open(server.url(HOME.url_path), HOME.landmark)
-    return server
 
 
 @pytest.mark.e2e
@@ -62,12 +55,8 @@ def test_a_clicked_head_goes_into_the_url_and_survives_another_page(warm, watch)
     assert sorted(heads) == sorted(head_label(h) for h in [(0, 0), (1, 1)])
     assert rule_shown(watch) == rule_expected((0, 0), (1, 1))
     shared = watch.page.url
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
-    watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
-    watch.settle()
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
-    watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
-    watch.settle()
+    watch.navigate(GLOSSARY)
+    watch.navigate(SPEC)
     assert rule_shown(watch) == rule_expected((0, 0), (1, 1))
     watch.open(shared, SPEC.landmark)  # the link a reader would send
     assert rule_shown(watch) == rule_expected((0, 0), (1, 1))

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 EDITED_T = "11111-00100-00100-00100-10101"  # not a preset: the corners of the last row are inked
@@ -26,13 +26,6 @@ def edit_pixels(watch) -> None:
 
 def inked(watch) -> list[list[bool]]:
     return [[pixel(watch, r, c).is_checked() for c in range(5)] for r in range(5)]
-
-
-@pytest.fixture
-def warm(server, watch):
-    """The shared server after the overview has been served once (app.py has built the navigation)."""
-    watch.open(server.url(HOME.url_path), HOME.landmark)
-    return server
 
 
 @pytest.mark.e2e
@@ -60,12 +53,8 @@ def test_pixel_edit_goes_into_the_url_and_survives_another_page(warm, watch):
     watch.page.wait_for_function("() => window.location.search.includes('img=')", timeout=10_000)
     assert parse_qs(urlparse(watch.page.url).query)["img"] == ["10100-00100-00100-00100-00100"]
     watch.page.get_by_text("Edited from the preset", exact=False).wait_for(timeout=10_000)  # the whole page reran
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
-    watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
-    watch.settle()
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
-    watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
-    watch.settle()
+    watch.navigate(GLOSSARY)
+    watch.navigate(SPEC)
     edit_pixels(watch)
     assert pixel(watch, 0, 0).is_checked() and pixel(watch, 1, 2).is_checked()
     assert watch.exceptions_on_screen() == 0

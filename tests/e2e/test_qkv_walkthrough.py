@@ -7,17 +7,10 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py")
 DOUBLED_FIRST_ROW = "2,0,0,0,0;0,1,0,0,0;0,0,1,0,0;0,0,0,1,0;0,0,0,0,1"  # W_O with its first entry doubled
-
-
-@pytest.fixture
-def warm(server, watch):
-    """The shared server after the overview has been served once (app.py has built the navigation)."""
-    watch.open(server.url(HOME.url_path), HOME.landmark)
-    return server
 
 
 def selected_tab(watch) -> str:
@@ -49,12 +42,8 @@ def test_choices_go_into_the_url_and_survive_another_page(warm, watch):
     watch.page.get_by_text("The cache is KV, not QKV.", exact=False).first.wait_for(timeout=30_000)
     watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
     watch.screenshot("qkv-kv-cache")
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=GLOSSARY.title).click()
-    watch.page.get_by_role("heading", name=GLOSSARY.landmark).first.wait_for()
-    watch.settle()
-    watch.page.get_by_test_id("stSidebarNav").get_by_role("link", name=SPEC.title).click()
-    watch.page.get_by_role("heading", name=SPEC.landmark).first.wait_for()
-    watch.settle()
+    watch.navigate(GLOSSARY)
+    watch.navigate(SPEC)
     assert selected_tab(watch) == "KV cache"
     watch.page.get_by_text("The cache is KV, not QKV.", exact=False).first.wait_for(timeout=30_000)
     assert watch.exceptions_on_screen() == 0

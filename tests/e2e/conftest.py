@@ -5,6 +5,7 @@ Outside CI a missing Chromium skips these tests with a reason; in CI (CI=true) i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,9 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ui.navigation import HOME, PageSpec
 
+SCRIPT_STATE = "document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
 BASE_PATH_PROBE = re.compile(r"^http://127\.0\.0\.1:\d+/[\w-]+/_stcore/(health|host-config)$")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,8 +157,14 @@ class PageWatch:
         self.settle(timeout)
 
     def settle(self, timeout: float = 60_000) -> None:
-        """Wait until the script has finished its rerun (the status widget disappears)."""
-        self.page.wait_for_timeout(300)
+        """Wait until the script has finished the rerun the last action asked for.
+
+        The app root reports its script state; a rerun may take a moment to start on a busy machine, so first give
+        it up to half a second to leave 'notRunning', then wait for it to come back.
+        """
+        with contextlib.suppress(PlaywrightTimeout):  # nothing was rerun, or it finished already
+            self.page.wait_for_function(f"() => {SCRIPT_STATE} !== 'notRunning'", timeout=500)
+        self.page.wait_for_function(f"() => {SCRIPT_STATE} === 'notRunning'", timeout=timeout)
         self.page.locator('[data-testid="stStatusWidget"]').wait_for(state="detached", timeout=timeout)
 
     def navigate(self, spec: PageSpec) -> None:

@@ -65,11 +65,14 @@ def test_pixel_edit_goes_into_the_url_and_survives_another_page(warm, watch):
 def test_my_filter_rows_hide_while_off_and_come_back_with_their_text(warm, watch):
     watch.open(warm.url(f"{SPEC.url_path}?{urlencode({'custom': 'true', 'k1': '1 1 1'})}"), SPEC.landmark)
     switch = watch.page.locator("label").filter(has_text="Add my own filter")
+    row = watch.page.get_by_label("Row 1 of my filter")
     switch.click()
+    row.wait_for(state="detached", timeout=10_000)  # the rerun may start after settle() looked: wait for the result
     watch.settle()
-    assert watch.page.get_by_label("Row 1 of my filter").count() == 0
+    assert row.count() == 0
     switch.click()
+    row.wait_for(state="visible", timeout=10_000)
     watch.settle()
-    assert watch.page.get_by_label("Row 1 of my filter").input_value() == "1 1 1"
+    assert row.input_value() == "1 1 1"
     assert parse_qs(urlparse(watch.page.url).query)["k1"] == ["1 1 1"]
     assert watch.errors == [], watch.errors

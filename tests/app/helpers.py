@@ -9,6 +9,16 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 
+def run_page(script: str, **query: str) -> AppTest:
+    """Run a page script with the given URL query, as a shared link would open it; it must not raise."""
+    at = AppTest.from_file(script, default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def chart_specs(at: AppTest) -> list[dict]:
     """The page's plotly figures, in page order, as the JSON sent to the browser."""
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]

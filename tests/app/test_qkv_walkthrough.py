@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.primer import hand_example
-from tests.app.helpers import chart_specs, numbers
+from tests.app.helpers import chart_specs, numbers, run_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "qkv_walkthrough.py")
@@ -20,12 +20,7 @@ H_LAST = [-0.363, 0.011, 0.837, -0.250, 0.328]  # primer §5, Step 7
 
 
 def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return run_page(PAGE, **query)
 
 
 def figures(at: AppTest) -> dict[str, dict]:

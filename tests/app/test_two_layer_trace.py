@@ -12,7 +12,7 @@ from core.trace_views import MAX_TOKENS, copula_table, primer_section6, shape_ta
 from core.transformer import PRIMER_CONFIG, forward
 from core.weights import trained_model, training_log
 from tests.app.helpers import chart_specs as specs
-from tests.app.helpers import numbers
+from tests.app.helpers import numbers, run_page
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "two_layer_trace.py")
@@ -21,12 +21,7 @@ STEP_NAMES = {row.key: row.step for row in shape_table(PRIMER_CONFIG, 4)}
 
 
 def open_page(**query: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return run_page(PAGE, **query)
 
 
 def trace_of(prompt: str):

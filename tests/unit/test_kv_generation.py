@@ -1,5 +1,7 @@
 """KV-cache generation (primer §3) on the §5 layer: outputs as recomputed, one fresh K/V row per step, work saved."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,7 @@ from core.kv_generation import (
     made_up_rows,
     multiply_adds,
 )
-from core.transformer import HAND_CONFIG, PRIMER_CONFIG, Config, forward, hand_model, random_model
+from core.transformer import HAND_CONFIG, PRIMER_CONFIG, forward, hand_model, random_model
 
 H_LAST = [-0.363, 0.011, 0.837, -0.250, 0.328]  # primer §5, Step 7
 SAT_WEIGHTS = [0.296, 0.286, 0.418]  # primer §5, Step 4, third row
@@ -90,18 +92,7 @@ def test_the_cache_saves_more_the_longer_the_generation():
     scale=st.booleans(),
 )
 def test_cached_equals_recomputed_for_random_weights(d_model, d_head, T, data, seed, scale):
-    config = Config(
-        vocab_size=4,
-        d_model=d_model,
-        n_heads=1,
-        d_head=d_head,
-        n_layers=1,
-        layer_norm=False,
-        positions=False,
-        biases=False,
-        readout=False,
-        ordered_sums=True,
-    )
+    config = replace(HAND_CONFIG, vocab_size=4, d_model=d_model, d_head=d_head)  # the §5 layer, other sizes
     model = random_model(config, seed=seed)
     X = np.random.default_rng(seed).standard_normal((T, d_model))
     prefill = data.draw(st.integers(1, T))

@@ -26,8 +26,7 @@ st.markdown(
 )
 st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=scenario.load_primer_example, type="primary")
 choice = scenario.scenario_widgets(kv_help=tip("kv-cache"))
-with st.expander("Model fields: every size of the model (edit any to build your own)"):
-    fields = scenario.model_field_widgets()
+fields = scenario.model_fields(choice["model"])
 scenario.config_inputs()
 config, deployment = scenario.resolve(choice, fields)
 result = kv.plan(config, deployment)

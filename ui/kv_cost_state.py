@@ -36,6 +36,7 @@ COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
+FIELDS_OPEN = "kv_fields_open"
 
 FIELD_LABELS = {
     "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
@@ -244,6 +245,19 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     return None
 
 
+def _field_value(name: str, text: str) -> int | bool | str:
+    """A model field's value from its link form ('40', 'true', 'rmsnorm'), as `_canonical` wrote it."""
+    default = getattr(presets()[PRIMER], name)
+    if isinstance(default, bool):
+        return text.lower() == "true"
+    return int(text) if isinstance(default, int) else text
+
+
+def _field_link_form(value: object) -> str:
+    """How the link writes a model field's value: 'true'/'false' for yes/no fields, the plain value otherwise."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def read_link(page: Path) -> None:
     """Once per session, before the widgets: put the link's plain forms into the page's own and name unreadable values.
 
@@ -251,7 +265,8 @@ def read_link(page: Path) -> None:
     and the dropped value then disappears from the address too. So a link holding plain forms is re-opened with the
     same values written the page's way (one extra run, only for such links), and every value that cannot be read is
     named in a message (`link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields
-    from it; fields present in the link win.
+    from it; fields present in the link win. The fields go into the session here, because their widgets are drawn
+    only while their expander is open (`model_fields`).
     """
     if st.session_state.get("kv_link_read"):
         return
@@ -264,10 +279,11 @@ def read_link(page: Path) -> None:
         link[key] = values if canonical is None else canonical
     link = {key: values for key, values in link.items() if values}
     model = match_choice((link.get("model") or [model_name(PRIMER)])[0], *choices()["model"])
-    if model in presets() and model != PRIMER:
-        for name, key in FIELD_KEYS.items():
-            if key not in link:
-                st.session_state[key] = getattr(presets()[model], name)
+    for name, key in FIELD_KEYS.items():
+        if key in link:
+            st.session_state[key] = _field_value(name, link[key][-1])
+        elif model in presets() and model != PRIMER:
+            st.session_state[key] = getattr(presets()[model], name)
     if notes:
         st.session_state[LINK_NOTES] = notes
     if link != written:
@@ -389,26 +405,55 @@ def scenario_widgets(kv_help: str) -> dict:
     return {key: st.session_state[key] for key in keys}
 
 
-def model_field_widgets() -> dict:
-    """Every size of the model as a field (four columns), defaulting to the primer's 7B; returns values by name."""
+def model_fields(model: str) -> dict:
+    """The model's fields by name. Their 26 widgets are drawn only while their expander is open (a closed one costs
+    nothing); the values live in the session either way, and the link holds them (`_fields_in_link`)."""
+    box = st.expander(
+        "Model fields: every size of the model (edit any to build your own)", key=FIELDS_OPEN, on_change="rerun"
+    )
+    if box.open:
+        with box:
+            _field_widgets()
     primer = presets()[PRIMER]
-    values = {}
+    values = {name: st.session_state.get(key, getattr(primer, name)) for name, key in FIELD_KEYS.items()}
+    _fields_in_link(model, values)
+    return values
+
+
+def _field_widgets() -> None:
+    """Every size of the model as a field (four columns), defaulting to the primer's 7B.
+
+    Not bound to the URL: Streamlit deletes a bound widget's parameter whenever the widget is not drawn, which would
+    break a shared link while the expander is closed. `persist_state` keeps a value while the widget is not drawn.
+    """
+    primer = presets()[PRIMER]
     cols = st.columns(4)
     for index, name in enumerate(FIELD_NAMES):
         label, helptext = FIELD_LABELS[name]
         key = FIELD_KEYS[name]
         default = getattr(primer, name)
-        common = {"key": key, "bind": "query-params", "help": helptext, "on_change": on_field_change}
+        common = {"key": key, "persist_state": "session", "help": helptext, "on_change": on_field_change}
         with cols[index % 4]:
             if isinstance(default, bool):
-                values[name] = st.checkbox(label, default, **common)
+                st.checkbox(label, default, **common)
             elif name in ("norm", "bias"):
                 options = list(NORMS if name == "norm" else BIASES)
-                values[name] = st.selectbox(label, options, options.index(default), **common)
+                st.selectbox(label, options, options.index(default), **common)
             else:
                 low, high = LIMITS[name]
-                values[name] = st.number_input(label, low, high, default, 1, **common)
-    return values
+                st.number_input(label, low, high, default, 1, **common)
+
+
+def _fields_in_link(model: str, values: dict) -> None:
+    """Keep the custom model's fields in the link, so it reproduces the scenario: every field that differs from the
+    primer's 7B, only while the model is Custom (a preset's name already implies its fields)."""
+    primer = presets()[PRIMER]
+    for name, key in FIELD_KEYS.items():
+        wanted = _field_link_form(values[name]) if model == CUSTOM and values[name] != getattr(primer, name) else None
+        if wanted is None and key in st.query_params:
+            del st.query_params[key]
+        elif wanted is not None and st.query_params.get(key) != wanted:
+            st.query_params[key] = wanted
 
 
 def config_inputs() -> None:

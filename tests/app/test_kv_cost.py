@@ -13,6 +13,7 @@ from core import kv_cache as kv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
+from ui.kv_cost_state import FIELDS_OPEN
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
@@ -25,6 +26,12 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 def captions(at: AppTest) -> str:
     return "\n".join(c.value for c in at.caption)
+
+
+def open_fields(at: AppTest, is_open: bool = True) -> AppTest:
+    """Open (or close) the "Model fields" expander, as a reader's click does: its fields are drawn only while open."""
+    at.session_state[FIELDS_OPEN] = is_open
+    return at.run()
 
 
 def explained(at: AppTest) -> str:
@@ -66,6 +73,7 @@ def test_headline_matches_the_engine(at):
 
 
 def test_preset_change_changes_headline_and_fields(at):
+    open_fields(at)
     at.selectbox(key="model").set_value("llama-3.1-8b").run()
     assert metrics(at)["KV per user"] == gb(kv.kv_bytes_per_sequence(P["llama-3.1-8b"], 32768, block=16)) == "4.29 GB"
     assert at.number_input(key="f_n_kv_heads").value == 8
@@ -73,6 +81,7 @@ def test_preset_change_changes_headline_and_fields(at):
 
 
 def test_editing_a_field_makes_a_custom_model(at):
+    open_fields(at)
     at.number_input(key="f_n_kv_heads").set_value(8).run()
     assert at.selectbox(key="model").value == "custom"
     assert metrics(at)["KV per user"] == "4.29 GB"  # the primer's 7B with 8 KV heads: a quarter of 17.18
@@ -121,6 +130,7 @@ def test_impossible_tensor_parallelism_keeps_the_last_valid_scenario(at):
 
 
 def test_inconsistent_fields_name_the_field_and_keep_the_scenario(at):
+    open_fields(at)
     at.number_input(key="f_n_kv_heads").set_value(5).run()
     assert not at.exception
     assert any("num_key_value_heads (5)" in e.value for e in at.error)
@@ -159,6 +169,7 @@ def test_primer_button_restores_the_example(at):
     at.selectbox(key="model").set_value("deepseek-v3").run()
     at.number_input(key="context").set_value(1000).run()
     next(b for b in at.button if "primer's example" in b.label).click().run()
+    open_fields(at)
     assert metrics(at)["KV per user"] == "17.18 GB"
     assert at.number_input(key="f_kv_lora_rank").value == 0
 
@@ -170,6 +181,7 @@ def test_url_restores_the_scenario():
     )
     app.run()
     assert app.selectbox(key="model").value == "mistral-7b" and app.selectbox(key="gpu").value == "l40s"
+    open_fields(app)
     assert app.number_input(key="f_sliding_window").value == 4096  # seeded from the preset named in the link
     expected = kv.plan(P["mistral-7b"], kv.Deployment(gpu=kv.gpus()["l40s"], context=131072, kv_dtype="fp8"))
     assert metrics(app)["KV per user"] == gb(expected.kv_per_user)
@@ -296,6 +308,7 @@ def test_hand_typed_plain_link_values_restore_the_scenario():
     assert app.selectbox(key="model").value == "llama-3.1-8b" and app.selectbox(key="w_bits").value == 8
     assert app.selectbox(key="gpu").value == "h200-sxm" and app.selectbox(key="kv_dtype").value == "fp8"
     assert app.multiselect(key="compare").value == ["gpt2"]
+    open_fields(app)
     assert app.number_input(key="f_n_kv_heads").value == 8  # the preset named by its id fills the fields too
     dep = kv.Deployment(gpu=kv.gpus()["h200-sxm"], kv_dtype="fp8", weight_bits=8, block=32)
     assert metrics(app)["Weights at 8-bit"] == gb(kv.plan(P["llama-3.1-8b"], dep).weights_bytes)
@@ -338,8 +351,48 @@ def test_context_beyond_the_models_maximum_warns_and_still_computes(at):
 
 
 def test_a_custom_maximum_context_is_checked_and_compared_models_are_named(at):
+    open_fields(at)
     at.number_input(key="f_max_context").set_value(16384).run()
     assert at.selectbox(key="model").value == "custom"
     assert "maximum context of 16,384 tokens" in " ".join(w.value for w in at.warning)
     at.multiselect(key="compare").set_value(["gemma-2-9b", "llama-3.1-8b"]).run()
     assert "Maximum context shorter than 32,768 tokens: Gemma-2-9B (8,192)." in captions(at)
+
+
+def field_widgets(at: AppTest) -> list[str]:
+    return [w.key for w in [*at.number_input, *at.checkbox, *at.selectbox] if (w.key or "").startswith("f_")]
+
+
+def test_a_shared_custom_link_works_while_the_fields_are_closed():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    link = {"model": "Custom (fields below)", "f_n_layers": "40", "f_max_context": "16384", "f_norm": "layernorm"}
+    app.query_params.update(link)
+    app.run()
+    assert not app.exception and field_widgets(app) == []  # the expander is closed: its 26 fields are not drawn
+    assert metrics(app)["KV per user"] == gb(2 * 40 * 32768 * 32 * 128 * 2)
+    assert "maximum context of 16,384 tokens" in " ".join(w.value for w in app.warning)
+    app.number_input(key="users").set_value(8).run()
+    assert {key: app.query_params.get(key) for key in link} == link  # the address keeps reproducing the scenario
+    open_fields(app)
+    assert app.number_input(key="f_n_layers").value == 40 and app.selectbox(key="f_norm").value == "layernorm"
+
+
+def test_an_edited_field_survives_closing_and_reopening_and_stays_in_the_link(at):
+    open_fields(at)
+    at.number_input(key="f_n_kv_heads").set_value(8).run()
+    open_fields(at, False)
+    assert field_widgets(at) == [] and at.selectbox(key="model").value == "custom"
+    assert metrics(at)["KV per user"] == "4.29 GB"
+    at.number_input(key="context").set_value(65536).run()
+    assert metrics(at)["KV per user"] == "8.59 GB"
+    assert at.query_params["f_n_kv_heads"] == "8" and at.query_params["model"] == "Custom (fields below)"
+    open_fields(at)
+    assert at.number_input(key="f_n_kv_heads").value == 8
+
+    shared = AppTest.from_file(PAGE, default_timeout=60)  # the link as the page wrote it, opened elsewhere
+    shared.query_params.update({**at.query_params, "context": "65536"})
+    shared.run()
+    assert field_widgets(shared) == [] and metrics(shared)["KV per user"] == "8.59 GB"
+
+    at.selectbox(key="model").set_value("llama-3.1-8b").run()  # a preset's name implies its fields
+    assert not any(key.startswith("f_") for key in at.query_params)

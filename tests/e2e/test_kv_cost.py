@@ -127,3 +127,53 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
     assert watch.exceptions_on_screen() == 0
     watch.screenshot("kv_cost-long-context")
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_custom_fields_stay_in_the_link_while_their_expander_is_closed(server, browser, watch):
+    # A planner edits the context, then one model field, and closes the fields again ...
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    context = watch.page.get_by_label("Context per user T (tokens)", exact=True)
+    context.fill("65536")
+    context.press("Enter")
+    watch.settle()
+    fields = watch.page.get_by_text("Model fields: every size of the model", exact=False).first
+    fields.click()
+    watch.settle()
+    layers = watch.page.get_by_label("Layers L", exact=True)
+    layers.fill("40")
+    layers.press("Enter")
+    watch.settle()
+    fields.click()
+    watch.settle()
+    assert watch.page.get_by_label("Layers L", exact=True).count() == 0  # closed: the fields are not drawn
+    watch.page.wait_for_function("() => window.location.search.includes('f_n_layers=40')", timeout=30_000)
+    expected = gb(2 * 40 * 65536 * 32 * 128 * 2)
+    assert metric(watch, "KV per user") == expected
+    query = parse_qs(urlparse(watch.page.url).query)
+    assert query["context"] == ["65536"] and query["f_n_layers"] == ["40"]
+    assert query["model"] == ["Custom (fields below)"]
+
+    # ... the value is still there when the fields are opened again, and after a visit to another page.
+    fields.click()
+    watch.settle()
+    assert watch.page.get_by_label("Layers L", exact=True).input_value() == "40"
+    fields.click()
+    watch.settle()
+    watch.navigate(PAGES[0])
+    watch.navigate(SPEC)
+    assert metric(watch, "KV per user") == expected
+    watch.page.wait_for_function("() => window.location.search.includes('f_n_layers=40')", timeout=30_000)
+    shared = watch.page.url
+
+    # A recipient opens the link with the fields closed and sees the same scenario.
+    recipient = PageWatch(browser)
+    try:
+        recipient.open(shared, SPEC.landmark)
+        assert recipient.page.get_by_label("Layers L", exact=True).count() == 0
+        assert metric(recipient, "KV per user") == expected
+        assert recipient.errors == [], recipient.errors
+    finally:
+        recipient.close()
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

@@ -1,8 +1,9 @@
 """KV-cache cost calculator: from the primer's formula (§3–4) to GPUs, concurrent users and $ per 1M tokens.
 
 Thin page: the scenario (widgets bound to the URL, ui/kv_cost_state.py) -> the engine (core.kv_cache,
-core.model_config) -> sections and figures (ui/kv_cost.py). Only the open chart tab is drawn. Default state = the
-primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+core.model_config) -> sections and figures (ui/kv_cost.py). Only what the reader opens is drawn: the open chart tab,
+the open section tab below the table, the model fields and the config upload while their expanders are open. Default
+state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
@@ -45,6 +46,13 @@ for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
             view(compared)
 
 show.comparison_table(compared)
-show.finance(config, deployment, kv.budget_effects(config, deployment))
-show.anatomy(config, deployment, result)
-show.sources(choice["model"], config, deployment.gpu)
+budget, anatomy, sources = st.tabs(scenario.SECTIONS, key=scenario.SECTION, on_change="rerun")
+if budget.open:
+    with budget:
+        show.finance(config, deployment, kv.budget_effects(config, deployment))
+if anatomy.open:
+    with anatomy:
+        show.anatomy(config, deployment, result)
+if sources.open:
+    with sources:
+        show.sources(choice["model"], config, deployment.gpu)

@@ -710,15 +710,15 @@ def _references() -> pa.Table:
 
 def sources(model_id: str, config: ModelConfig, gpu: kv.Gpu) -> None:
     """Where every preset figure and default comes from, and what the model leaves out."""
-    with st.expander("Sources of every preset figure and assumption"):
-        if model_id != CUSTOM:
-            for what, text in preset_sources(model_id).items():
-                st.markdown(f"- **{config.name}, {what}**: {text}")
-        st.markdown(f"- **{gpu.name}**: {gpu.source}")
-        for key, reason in kv.default_reasons().items():
-            st.markdown(f"- **{key}**: {reason}")
-        st.markdown(
-            "- Throughput and cost are a memory-bandwidth upper bound: step time = (weights per GPU + KV read "
-            "per step) ÷ (bandwidth × efficiency); compute, scheduling and communication are not modelled. "
-            "Sliding-window layers are not shared by prefix caching here (a conservative choice)."
-        )
+    st.markdown("**Sources of every preset figure and assumption**")
+    if model_id != CUSTOM:
+        for what, text in preset_sources(model_id).items():
+            st.markdown(f"- **{config.name}, {what}**: {text}")
+    st.markdown(f"- **{gpu.name}**: {gpu.source}")
+    for key, reason in kv.default_reasons().items():
+        st.markdown(f"- **{key}**: {reason}")
+    st.markdown(
+        "- Throughput and cost are a memory-bandwidth upper bound: step time = (weights per GPU + KV read "
+        "per step) ÷ (bandwidth × efficiency); compute, scheduling and communication are not modelled. "
+        "Sliding-window layers are not shared by prefix caching here (a conservative choice)."
+    )

@@ -37,6 +37,9 @@ VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
 FIELDS_OPEN = "kv_fields_open"
+CONFIG_OPEN = "kv_config_open"
+SECTION = "kv_section"
+SECTIONS = ("Budget", "Model anatomy", "Sources")  # the tabs below the side-by-side table
 
 FIELD_LABELS = {
     "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
@@ -448,17 +451,22 @@ def _fields_in_link(model: str, values: dict) -> None:
     """Keep the custom model's fields in the link, so it reproduces the scenario: every field that differs from the
     primer's 7B, only while the model is Custom (a preset's name already implies its fields)."""
     primer = presets()[PRIMER]
+    link = st.query_params.to_dict()
     for name, key in FIELD_KEYS.items():
         wanted = _field_link_form(values[name]) if model == CUSTOM and values[name] != getattr(primer, name) else None
-        if wanted is None and key in st.query_params:
+        if wanted is None and key in link:
             del st.query_params[key]
-        elif wanted is not None and st.query_params.get(key) != wanted:
+        elif wanted is not None and link.get(key) != wanted:
             st.query_params[key] = wanted
 
 
 def config_inputs() -> None:
-    """Upload or paste a Hugging Face config.json, and what came of the last one."""
-    with st.expander("Upload or paste a Hugging Face config.json"):
+    """Upload or paste a Hugging Face config.json, and what came of the last one; drawn only while its expander is
+    open (the pasted text is kept while it is closed)."""
+    box = st.expander("Upload or paste a Hugging Face config.json", key=CONFIG_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    with box:
         st.file_uploader(
             "config.json (up to 1 MB)",
             type=["json"],
@@ -466,7 +474,13 @@ def config_inputs() -> None:
             on_change=on_upload,
             help="The model's config.json from its Hugging Face page ('Files and versions').",
         )
-        st.text_area("…or paste its contents", key="kv_paste", height=120, placeholder='{"num_hidden_layers": 32, …}')
+        st.text_area(
+            "…or paste its contents",
+            key="kv_paste",
+            height=120,
+            placeholder='{"num_hidden_layers": 32, …}',
+            persist_state="session",
+        )
         st.button("Use pasted config", on_click=on_paste)
         _report_box()
 

@@ -13,7 +13,7 @@ from core import kv_cache as kv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
-from ui.kv_cost_state import FIELDS_OPEN
+from ui.kv_cost_state import CONFIG_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
@@ -31,6 +31,19 @@ def captions(at: AppTest) -> str:
 def open_fields(at: AppTest, is_open: bool = True) -> AppTest:
     """Open (or close) the "Model fields" expander, as a reader's click does: its fields are drawn only while open."""
     at.session_state[FIELDS_OPEN] = is_open
+    return at.run()
+
+
+def open_config(at: AppTest) -> AppTest:
+    """Open the config upload expander (drawn only while open)."""
+    at.session_state[CONFIG_OPEN] = True
+    return at.run()
+
+
+def open_section(at: AppTest, label: str) -> AppTest:
+    """Open one of the tabs below the side-by-side table (only the open one is drawn)."""
+    assert label in SECTIONS
+    at.session_state[SECTION] = label
     return at.run()
 
 
@@ -138,6 +151,7 @@ def test_inconsistent_fields_name_the_field_and_keep_the_scenario(at):
 
 
 def test_pasted_bad_config_is_refused_and_scenario_kept(at):
+    open_config(at)
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 32, "hidden_size": 1e308, "num_attention_heads": 32}')
     next(b for b in at.button if b.label == "Use pasted config").click().run()
     assert not at.exception
@@ -156,12 +170,14 @@ def test_pasted_config_becomes_the_custom_model(at):
         "intermediate_size": 18944,
         "tie_word_embeddings": False,
     }
+    open_config(at)
     at.text_area(key="kv_paste").input(json.dumps(config))
     next(b for b in at.button if b.label == "Use pasted config").click().run()
     assert at.selectbox(key="model").value == "custom"
     assert metrics(at)["KV per user"] == gb(2 * 28 * 4 * 128 * 2 * 32768)
     report = "\n".join(m.value for m in at.markdown)
     assert "`num_key_value_heads`" in report and "Missing or not stated" in report
+    open_section(at, "Model anatomy")
     assert metrics(at)["Parameters computed from the config"] == f"{param_count(P['qwen2.5-7b']):,}"
 
 
@@ -251,6 +267,7 @@ def test_finance_lines_follow_the_numbers(at):
 
 
 def test_anatomy_shows_exact_counts_and_reference_points(at):
+    open_section(at, "Model anatomy")
     at.selectbox(key="model").set_value("gpt2").run()
     assert metrics(at)["Parameters computed from the config"] == "124,439,808"
     references = next(frame.value for frame in at.dataframe if "exact parameters" in frame.value.columns)
@@ -311,6 +328,7 @@ def test_hand_typed_plain_link_values_restore_the_scenario():
     open_fields(app)
     assert app.number_input(key="f_n_kv_heads").value == 8  # the preset named by its id fills the fields too
     dep = kv.Deployment(gpu=kv.gpus()["h200-sxm"], kv_dtype="fp8", weight_bits=8, block=32)
+    open_section(app, "Model anatomy")
     assert metrics(app)["Weights at 8-bit"] == gb(kv.plan(P["llama-3.1-8b"], dep).weights_bytes)
     assert metrics(app)["KV per user"] == gb(kv.plan(P["llama-3.1-8b"], dep).kv_per_user)
 
@@ -396,3 +414,17 @@ def test_an_edited_field_survives_closing_and_reopening_and_stays_in_the_link(at
 
     at.selectbox(key="model").set_value("llama-3.1-8b").run()  # a preset's name implies its fields
     assert not any(key.startswith("f_") for key in at.query_params)
+
+
+def test_sections_below_the_table_are_drawn_when_opened(at):
+    assert "Parameters computed from the config" not in metrics(at)  # only the open tab (the budget) is drawn
+    open_section(at, "Sources")
+    text = "\n".join(m.value for m in at.markdown)
+    assert "**Sources of every preset figure and assumption**" in text and "**Doubling the context**" not in text
+    assert f"**{kv.gpus()['h100-sxm'].name}**" in text
+    open_config(at)
+    at.text_area(key="kv_paste").input('{"num_hidden_layers": 40}').run()
+    at.session_state[CONFIG_OPEN] = False
+    at.run()
+    assert not at.text_area
+    assert open_config(at).text_area(key="kv_paste").value == '{"num_hidden_layers": 40}'  # kept while closed

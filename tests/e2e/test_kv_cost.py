@@ -73,6 +73,7 @@ def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server,
     watch.open(server.url(SPEC.url_path), SPEC.landmark)
     assert metric(watch, "KV per user") == "17.18 GB"
     watch.page.get_by_text("Upload or paste a Hugging Face config.json").click()
+    watch.settle()  # the upload is drawn once the expander is open
 
     bad = tmp_path / "config.json"
     bad.write_text(
@@ -114,6 +115,8 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
     watch.open(server.url(f"{SPEC.url_path}?model=llama-2-7b&w_bits=8&gpu=h200-sxm&context=65536"), SPEC.landmark)
     expected = kv.plan(presets()["llama-2-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], context=65536, weight_bits=8))
     assert metric(watch, "KV per user") == gb(expected.kv_per_user)
+    watch.page.get_by_role("tab", name="Model anatomy").click()  # the anatomy tab is drawn once opened
+    watch.settle()
     assert metric(watch, "Weights at 8-bit") == gb(expected.weights_bytes)
     warning = watch.page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="maximum context of 4,096")
     warning.first.wait_for(timeout=30_000)

@@ -37,6 +37,7 @@ VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
 FIELDS_OPEN = "kv_fields_open"
+ENGINE_OPEN = "kv_engine_open"
 CONFIG_OPEN = "kv_config_open"
 SECTION = "kv_section"
 SECTIONS = ("Budget", "Model anatomy", "Sources")  # the tabs below the side-by-side table
@@ -140,6 +141,9 @@ NUMBERS = {
         "Share of peak memory bandwidth decoding really gets.",
     ),
 }
+
+
+ENGINE_DEFAULTS = {"util": NUMBERS["util"].default, "block": 16, "eff": NUMBERS["eff"].default}  # engine settings
 
 
 def model_name(model_id: str) -> str:
@@ -268,8 +272,8 @@ def read_link(page: Path) -> None:
     and the dropped value then disappears from the address too. So a link holding plain forms is re-opened with the
     same values written the page's way (one extra run, only for such links), and every value that cannot be read is
     named in a message (`link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields
-    from it; fields present in the link win. The fields go into the session here, because their widgets are drawn
-    only while their expander is open (`model_fields`).
+    from it; fields present in the link win. The fields and engine settings go into the session here, because their
+    widgets are drawn only while their expander is open (`model_fields`, `scenario_widgets`).
     """
     if st.session_state.get("kv_link_read"):
         return
@@ -282,6 +286,10 @@ def read_link(page: Path) -> None:
         link[key] = values if canonical is None else canonical
     link = {key: values for key, values in link.items() if values}
     model = match_choice((link.get("model") or [model_name(PRIMER)])[0], *choices()["model"])
+    for key in ENGINE_DEFAULTS:
+        if key in link:
+            raw = link[key][-1]
+            st.session_state[key] = float(raw) if key != "block" else match_choice(raw, *choices()["block"])
     for name, key in FIELD_KEYS.items():
         if key in link:
             st.session_state[key] = _field_value(name, link[key][-1])
@@ -350,17 +358,26 @@ def on_paste() -> None:
 
 # --------------------------------------------------------------------------------------------------- widgets
 def _select(label: str, key: str, help: str, widget: Callable = st.selectbox, **extra: object) -> None:
-    """A bound selector whose options and labels come from `choices()`, so links are read the way they are written."""
+    """A selector whose options and labels come from `choices()`, so links are read the way they are written; bound
+    to the URL unless `extra` says otherwise."""
     options, shown = choices()[key]
-    widget(label, options, format_func=shown, key=key, bind="query-params", help=help, **extra)
+    widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
 
 
 def _number(key: str, container: object = st, **extra: object) -> None:
-    """A bound number input (a slider for the two fractions) from its NumberSpec."""
+    """A number input (a slider for the two fractions) from its NumberSpec; bound to the URL unless `extra` says
+    otherwise."""
     spec = NUMBERS[key]
     widget = container.slider if key in ("util", "eff") else container.number_input
     widget(
-        spec.label, spec.low, spec.high, spec.default, spec.step, key=key, bind="query-params", help=spec.help, **extra
+        spec.label,
+        spec.low,
+        spec.high,
+        spec.default,
+        spec.step,
+        key=key,
+        help=spec.help,
+        **{"bind": "query-params", **extra},
     )
 
 
@@ -393,19 +410,25 @@ def scenario_widgets(kv_help: str) -> dict:
             "The model's weights and KV heads are split across this many GPUs working as one.",
         )
         _number("price", format="%.2f")
-    with st.expander("Engine settings"):
-        cols = st.columns(3)
-        _number("util", cols[0])
-        with cols[1]:
-            _select(
-                "KV block size (tokens)",
-                "block",
-                "Memory is handed out in pages of this many tokens (vLLM 16, TensorRT-LLM 32).",
-                index=1,
-            )
-        _number("eff", cols[2])
-    keys = ("model", "kv_dtype", "w_bits", "context", "users", "prefix", "gpu", "tp", "price", "util", "block", "eff")
-    return {key: st.session_state[key] for key in keys}
+    engine = st.expander("Engine settings", key=ENGINE_OPEN, on_change="rerun")
+    if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
+        kept = {"bind": None, "persist_state": "session"}
+        with engine:
+            cols = st.columns(3)
+            _number("util", cols[0], **kept)
+            with cols[1]:
+                _select(
+                    "KV block size (tokens)",
+                    "block",
+                    "Memory is handed out in pages of this many tokens (vLLM 16, TensorRT-LLM 32).",
+                    index=BLOCKS.index(ENGINE_DEFAULTS["block"]),
+                    **kept,
+                )
+            _number("eff", cols[2], **kept)
+    engine_values = {key: st.session_state.get(key, default) for key, default in ENGINE_DEFAULTS.items()}
+    _keep_in_link({key: None if value == ENGINE_DEFAULTS[key] else str(value) for key, value in engine_values.items()})
+    keys = ("model", "kv_dtype", "w_bits", "context", "users", "prefix", "gpu", "tp", "price")
+    return {key: st.session_state[key] for key in keys} | engine_values
 
 
 def model_fields(model: str) -> dict:
@@ -426,8 +449,7 @@ def model_fields(model: str) -> dict:
 def _field_widgets() -> None:
     """Every size of the model as a field (four columns), defaulting to the primer's 7B.
 
-    Not bound to the URL: Streamlit deletes a bound widget's parameter whenever the widget is not drawn, which would
-    break a shared link while the expander is closed. `persist_state` keeps a value while the widget is not drawn.
+    Not bound to the URL (see `_keep_in_link`); `persist_state` keeps a value while the widget is not drawn.
     """
     primer = presets()[PRIMER]
     cols = st.columns(4)
@@ -451,13 +473,24 @@ def _fields_in_link(model: str, values: dict) -> None:
     """Keep the custom model's fields in the link, so it reproduces the scenario: every field that differs from the
     primer's 7B, only while the model is Custom (a preset's name already implies its fields)."""
     primer = presets()[PRIMER]
+    custom = model == CUSTOM
+    _keep_in_link(
+        {
+            key: _field_link_form(values[name]) if custom and values[name] != getattr(primer, name) else None
+            for name, key in FIELD_KEYS.items()
+        }
+    )
+
+
+def _keep_in_link(wanted: dict[str, str | None]) -> None:
+    """Write these link parameters (None = leave out) for values whose widgets are not bound to the URL: Streamlit
+    deletes a bound widget's parameter whenever the widget is not drawn, so a closed expander would break the link."""
     link = st.query_params.to_dict()
-    for name, key in FIELD_KEYS.items():
-        wanted = _field_link_form(values[name]) if model == CUSTOM and values[name] != getattr(primer, name) else None
-        if wanted is None and key in link:
+    for key, value in wanted.items():
+        if value is None and key in link:
             del st.query_params[key]
-        elif wanted is not None and link.get(key) != wanted:
-            st.query_params[key] = wanted
+        elif value is not None and link.get(key) != value:
+            st.query_params[key] = value
 
 
 def config_inputs() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from core import kv_cache as kv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
-from ui.kv_cost_state import CONFIG_OPEN, FIELDS_OPEN, SECTION, SECTIONS
+from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
@@ -428,3 +429,30 @@ def test_sections_below_the_table_are_drawn_when_opened(at):
     at.run()
     assert not at.text_area
     assert open_config(at).text_area(key="kv_paste").value == '{"num_hidden_layers": 40}'  # kept while closed
+
+
+def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"util": "0.8", "eff": "0.5"})
+    app.run()
+    assert not app.slider  # the engine settings are drawn only while their expander is open
+    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], utilisation=0.8, efficiency=0.5)
+    plan = kv.plan(P["primer-7b"], dep)
+    assert metrics(app)["Users per GPU"] == f"{plan.users_per_gpu:,.2f}"
+    assert metrics(app)["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
+    app.session_state[ENGINE_OPEN] = True
+    app.run()
+    assert app.slider(key="util").value == 0.8 and app.slider(key="eff").value == 0.5
+    app.selectbox(key="block").set_value(32).run()
+    app.session_state[ENGINE_OPEN] = False
+    app.run()
+    app.number_input(key="users").set_value(8).run()
+    assert {key: app.query_params.get(key) for key in ("util", "eff", "block")} == {
+        "util": "0.8",
+        "eff": "0.5",
+        "block": "32",
+    }
+    assert (
+        metrics(app)["Users per GPU"]
+        == f"{kv.plan(P['primer-7b'], replace(dep, block=32, users=8)).users_per_gpu:,.2f}"
+    )

@@ -1,9 +1,9 @@
 """KV-cache cost calculator: from the primer's formula (§3–4) to GPUs, concurrent users and $ per 1M tokens.
 
-Thin page: the scenario (widgets bound to the URL, ui/kv_cost_state.py) -> the engine (core.kv_cache,
+Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
 core.model_config) -> sections and figures (ui/kv_cost.py). Only what the reader opens is drawn: the open chart tab,
-the open section tab below the table, the model fields and the config upload while their expanders are open. Default
-state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+the open section tab below the table, the engine settings, model fields and config upload while their expanders are
+open. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st

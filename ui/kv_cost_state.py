@@ -1,4 +1,7 @@
-"""The KV-cost page's scenario: its widgets (all bound to the URL), reading a shared link, config uploads, validation.
+"""The KV-cost page's scenario: its widgets (the URL holds them all), reading a shared link, config uploads, checks.
+
+Widgets always drawn are bound to the URL; those drawn only while their expander is open (engine settings, model
+fields) keep their values in the session and write the link themselves (`_keep_in_link`).
 
 A link may hold the page's own labels (`w_bits=16-bit`, `gpu=H200+SXM`) or plain forms typed by hand (`w_bits=8`,
 `gpu=h200-sxm`, `model=llama-3.1-8b`); both restore the scenario, and a value the page cannot read is named in a

@@ -60,6 +60,7 @@ def test_shared_url_restores_the_scenario(server, browser, watch):
     try:
         recipient.open(shared, SPEC.landmark)
         assert {label: metric(recipient, label) for label in shown} == shown
+        recipient.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # plotly.js draws after the run
         assert recipient.page.locator(".js-plotly-plot").count() >= 1
         recipient.screenshot("kv_cost-recipient")
         assert recipient.errors == [], recipient.errors

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from tests.app.helpers import numbers as values
 from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
+QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
 PAGE = str(ROOT / "pages" / "kv_cost.py")
 P = presets()
 
@@ -161,18 +161,8 @@ def test_pasted_bad_config_is_refused_and_scenario_kept(at):
 
 
 def test_pasted_config_becomes_the_custom_model(at):
-    config = {
-        "model_type": "qwen2",
-        "num_hidden_layers": 28,
-        "hidden_size": 3584,
-        "num_attention_heads": 28,
-        "num_key_value_heads": 4,
-        "vocab_size": 152064,
-        "intermediate_size": 18944,
-        "tie_word_embeddings": False,
-    }
     open_config(at)
-    at.text_area(key="kv_paste").input(json.dumps(config))
+    at.text_area(key="kv_paste").input(QWEN2_CONFIG.read_text())
     next(b for b in at.button if b.label == "Use pasted config").click().run()
     assert at.selectbox(key="model").value == "custom"
     assert metrics(at)["KV per user"] == gb(2 * 28 * 4 * 128 * 2 * 32768)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -86,21 +86,7 @@ def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server,
     error.first.wait_for(timeout=30_000)
     assert metric(watch, "KV per user") == "17.18 GB"
 
-    good = tmp_path / "qwen.json"
-    good.write_text(
-        json.dumps(
-            {
-                "model_type": "qwen2",
-                "num_hidden_layers": 28,
-                "hidden_size": 3584,
-                "num_attention_heads": 28,
-                "num_key_value_heads": 4,
-                "vocab_size": 152064,
-                "intermediate_size": 18944,
-                "tie_word_embeddings": False,
-            }
-        )
-    )
+    good = Path(__file__).resolve().parents[1] / "data" / "good_configs" / "qwen2_7b_text.json"
     watch.page.locator('input[type="file"]').set_input_files(str(good))
     watch.settle()
     watch.page.get_by_text("into the model fields (model = Custom)").wait_for(timeout=30_000)

@@ -119,7 +119,8 @@ def kv_bytes_per_sequence(
 # --------------------------------------------------------------------------------------------------- hardware
 @dataclass(frozen=True)
 class Gpu:
-    """One accelerator: memory as sold (decimal GB), peak bandwidth, dense BF16 throughput, and the source."""
+    """One accelerator: memory as sold (decimal GB), peak bandwidth, dense BF16 and FP8 throughput (0 = no FP8), the
+    GPU-to-GPU link tensor parallelism uses (GB/s each way), and the sources."""
 
     id: str
     name: str
@@ -127,6 +128,10 @@ class Gpu:
     bandwidth_tb_s: float
     bf16_tflops: float
     source: str
+    fp8_tflops: float = 0.0
+    link: str = ""
+    link_gb_s: float = 0.0
+    link_source: str = ""
 
     @property
     def memory_bytes(self) -> float:
@@ -176,16 +181,19 @@ class Deployment:
     weight_bits: int = 16
     utilisation: float = 0.9
     block: int = 16
-    efficiency: float = 0.6
+    efficiency: float = 0.9
     price_per_gpu_hour: float = 2.5
+    mfu: float = 0.47
+    layer_overhead_s: float = 135e-6
 
 
 @dataclass(frozen=True)
 class Plan:
     """Everything the calculator reports for one model under one deployment (bytes, counts, seconds, dollars).
 
-    Per-GPU figures are for one GPU of one model copy (replica = TP GPUs). Throughput and cost are upper bounds from
-    memory bandwidth alone: real engines add compute, scheduling and communication time.
+    Per-GPU figures are for one GPU of one model copy (replica = TP GPUs). Throughput is a ceiling and cost a floor
+    (best case): the decode step comes from the serving-time model (core.serving) with every user at the full context,
+    and real engines add scheduling and queueing.
     """
 
     params: int
@@ -261,7 +269,7 @@ def plan(config: ModelConfig, dep: Deployment) -> Plan:
     free = memory - reserve - weights_gpu - kv_used
     step = tokens = cost = None
     if batch:
-        step = (weights_gpu + kv_used) / (dep.gpu.bandwidth_bytes * dep.efficiency)
+        step = float(decode_seconds(config, dep, np.array([batch]))[0])
         tokens = batch / step
         cost = 1e6 * dep.price_per_gpu_hour * dep.tp / 3600 / tokens
     full_user = kv_bytes_per_sequence(config, dep.context, dep.kv_dtype, block=dep.block)
@@ -314,11 +322,19 @@ def users_vs_context(config: ModelConfig, dep: Deployment, contexts: np.ndarray)
     return np.where(budget > prefix + unique, users, 0.0)
 
 
+def decode_seconds(config: ModelConfig, dep: Deployment, batches: np.ndarray) -> np.ndarray:
+    """One decode step of one copy for each batch size, every user at the full context (core.serving's time model)."""
+    from core import serving  # the time model builds on this module's KV sizes
+
+    eff = serving.Efficiency(dep.mfu, dep.efficiency, dep.layer_overhead_s)
+    setup = serving.Setup(config, dep.gpu, dep.tp, dep.weight_bits, dep.kv_dtype, eff)
+    return serving.decode_step(setup, np.asarray(batches, dtype=np.float64), dep.context).seconds
+
+
 def cost_vs_batch(config: ModelConfig, dep: Deployment, batches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Tokens/s of one replica and $ per 1M output tokens for each batch size (bandwidth-bound upper bound)."""
+    """Tokens/s of one replica (a ceiling) and $ per 1M output tokens (a floor) for each batch size."""
     n = np.asarray(batches, dtype=np.float64)
-    p = plan(config, replace(dep, users=1))
-    step = (p.weights_gpu + p.prefix_gpu + n * p.kv_per_user_gpu) / (dep.gpu.bandwidth_bytes * dep.efficiency)
+    step = decode_seconds(config, dep, n)
     tokens = n / step
     return tokens, 1e6 * dep.price_per_gpu_hour * dep.tp / 3600 / tokens
 

@@ -133,12 +133,14 @@ def test_plan_for_the_primer_on_one_h100_by_hand():
     weights = 6_738_415_616 * 2
     budget = 0.9 * 80e9 - weights
     users = math.floor(budget / PRIMER_BYTES)
-    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=H100, users=16))
+    dep = kv.Deployment(gpu=H100, users=16, efficiency=0.6, mfu=0.5, layer_overhead_s=0.0)
+    plan = kv.plan(P["primer-7b"], dep)
     assert plan.weights_gpu == weights
     assert plan.reserve_gpu == pytest.approx(0.1 * 80e9)
     assert plan.max_users == users == 3
     assert plan.replicas == math.ceil(16 / 3) and plan.gpus_needed == 6
-    step = (weights + 3 * PRIMER_BYTES) / (3.35e12 * 0.6)
+    # a decode step reads every weight but the input embedding table (it gathers 3 rows) and 3 users' KV at 32,768
+    step = (weights - 32000 * 4096 * 2 + 3 * PRIMER_BYTES) / (3.35e12 * 0.6)
     assert plan.tokens_per_second == pytest.approx(3 / step)
     assert plan.cost_per_million == pytest.approx(1e6 * 2.5 / 3600 / (3 / step))
     assert plan.free_gpu == pytest.approx(80e9 - 8e9 - weights - 3 * PRIMER_BYTES)

@@ -1,0 +1,186 @@
+"""The serving-time model against published measurements: predicted vs measured per point, the median errors, the
+MFU/MBU fit, and engines' logged KV-cache capacities reproduced with the memory budget rules.
+
+Points live in assets/serving_measurements.json, each with the source a reader can follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from core import kv_cache as kv
+from core import serving as sv
+from core.model_config import ModelConfig, parse_config_dict, presets
+
+THROUGHPUT = ("throughput",)
+LATENCY = ("latency", "ttft", "speed")
+UNITS = {"throughput": "output tokens/s", "latency": "s per batch", "ttft": "s to first token", "speed": "tokens/s"}
+BOUNDS = {"mfu": (0.10, 0.80), "mbu": (0.30, 0.90), "overhead_us": (0.0, 200.0)}  # plausible ranges the fit searches
+
+
+@dataclass(frozen=True)
+class Point:
+    """One published measurement: the setup, what was measured (`kind`), the value and its source."""
+
+    id: str
+    kind: str
+    model: str
+    engine: str
+    engine_version: str
+    gpu: str
+    tp: int
+    batch: int
+    input: int
+    output: int
+    weights: str
+    weight_bits: int
+    kv_dtype: str
+    measured: float
+    published: str
+    source: str
+    where: str
+
+    @property
+    def metric(self) -> str:
+        """'throughput' or 'latency': which median the point counts towards."""
+        return "throughput" if self.kind in THROUGHPUT else "latency"
+
+
+@cache
+def _asset() -> dict:
+    return sv._asset("serving_measurements.json")
+
+
+@cache
+def model(model_id: str) -> ModelConfig:
+    """A model by preset id, or from the measurements' own configs (models the calculator does not offer)."""
+    if model_id in presets():
+        return presets()[model_id]
+    entry = _asset()["models"][model_id]
+    report = parse_config_dict(entry["config"], name=entry["name"], architecture=entry["architecture"])
+    if report.config is None:
+        raise ValueError(f"{model_id}: {report.errors}")
+    return report.config
+
+
+@cache
+def points() -> tuple[Point, ...]:
+    """Every published serving measurement."""
+    return tuple(Point(**entry) for entry in _asset()["points"])
+
+
+def model_sources() -> dict[str, str]:
+    """Where the configs of the measured models the calculator does not offer come from."""
+    return {entry["name"]: entry["source"] for entry in _asset()["models"].values()}
+
+
+def predict(point: Point, eff: sv.Efficiency) -> float:
+    """The time model's value for a point's setup, in the point's unit."""
+    s = sv.Setup(model(point.model), kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff)
+    if point.kind == "throughput":
+        return point.batch * point.output / sv.generation_seconds(s, point.batch, point.input, point.output)
+    if point.kind == "latency":
+        return sv.generation_seconds(s, point.batch, point.input, point.output)
+    if point.kind == "ttft":
+        return float(sv.prefill_seconds(s, point.input)[()])
+    steps = sv.decode_step(s, point.batch, point.input + np.arange(1, point.output)).seconds
+    return float(1.0 / steps.mean())  # 'speed': tokens/s one user sees while decoding
+
+
+def errors(eff: sv.Efficiency) -> np.ndarray:
+    """Relative error (predicted − measured) / measured of every point."""
+    return np.array([(predict(p, eff) - p.measured) / p.measured for p in points()])
+
+
+def medians(errs: np.ndarray) -> tuple[float, float]:
+    """Median |error| over the throughput points and over the latency points."""
+    is_tput = np.array([p.metric == "throughput" for p in points()])
+    return float(np.median(np.abs(errs[is_tput]))), float(np.median(np.abs(errs[~is_tput])))
+
+
+def _grid(name: str, centre: float | None, step: float, reach: int) -> np.ndarray:
+    low, high = BOUNDS[name]
+    if centre is None:
+        return np.round(np.arange(low, high + step / 2, step), 4)
+    values = centre + step * np.arange(-reach, reach + 1)
+    return np.round(values[(values >= low - 1e-9) & (values <= high + 1e-9)], 4)
+
+
+def _search(
+    mfus: np.ndarray, mbus: np.ndarray, overheads: np.ndarray
+) -> tuple[float, sv.Efficiency, tuple[float, float]]:
+    best: tuple[float, sv.Efficiency, tuple[float, float]] | None = None
+    for mfu in mfus:
+        for mbu in mbus:
+            for overhead in overheads:
+                eff = sv.Efficiency(float(mfu), float(mbu), float(overhead) * 1e-6)
+                pair = medians(errors(eff))
+                score = max(pair) + 1e-3 * sum(pair)
+                if best is None or score < best[0]:
+                    best = (score, eff, pair)
+    assert best is not None
+    return best
+
+
+def fit() -> tuple[sv.Efficiency, tuple[float, float]]:
+    """One MFU, MBU and per-layer overhead for all points, within plausible bounds (`BOUNDS`), minimising the larger of
+    the two median |errors|: a coarse grid (0.05, 0.05, 20 µs), then a fine one (0.01, 0.01, 5 µs) around its best."""
+    _, coarse, _ = _search(_grid("mfu", None, 0.05, 0), _grid("mbu", None, 0.05, 0), _grid("overhead_us", None, 20, 0))
+    _, eff, pair = _search(
+        _grid("mfu", coarse.mfu, 0.01, 4),
+        _grid("mbu", coarse.mbu, 0.01, 4),
+        _grid("overhead_us", coarse.layer_overhead_s * 1e6, 5, 3),
+    )
+    return eff, pair
+
+
+# --------------------------------------------------------------------------------------------------- KV capacity
+@dataclass(frozen=True)
+class Capacity:
+    """An engine's logged KV-cache size in tokens beside the budget rule's prediction from the same logged inputs."""
+
+    id: str
+    engine: str
+    model: str
+    gpu_name: str
+    tp: int
+    logged: int
+    predicted: int
+    published: str
+    source: str
+
+    @property
+    def error(self) -> float:
+        """(predicted − logged) / logged."""
+        return (self.predicted - self.logged) / self.logged
+
+
+def _capacity(entry: dict) -> Capacity:
+    config = model(entry["model"])
+    per_token = kv.kv_bytes_per_token(config, entry["kv_dtype"], tp=entry["tp"])
+    if "available_gib" in entry:  # the engine logged the memory it gave the cache
+        budget = entry["available_gib"] * kv.GIB
+    else:  # vLLM's rule: utilisation × total − (weights + peak activations) − non-torch memory, as it logged them
+        budget = (entry["utilisation"] * entry["total_gib"] - entry["used_gib"] - entry["non_torch_gib"]) * kv.GIB
+    block = entry["block"]
+    tokens = int(budget // (per_token * block)) * block
+    return Capacity(
+        entry["id"],
+        entry["engine"],
+        config.name,
+        entry["gpu_name"],
+        entry["tp"],
+        entry["logged_tokens"],
+        tokens,
+        entry["published"],
+        entry["source"],
+    )
+
+
+@cache
+def capacities() -> tuple[Capacity, ...]:
+    """Every logged KV capacity with the budget rules' prediction."""
+    return tuple(_capacity(entry) for entry in _asset()["kv_capacity"])

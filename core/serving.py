@@ -1,0 +1,374 @@
+"""Serving time and money: prefill and decode time on a GPU, a workload's model copies and bill, build vs buy.
+
+A roofline model, vectorised over batch size and context (numpy):
+- prefill of P tokens: FLOPs = 2 · N_active · P + the causal attention term (QKᵀ and ·V over P²/2 pairs per layer), at
+  the GPU's peak for the compute type × MFU, never faster than reading the weights once (bandwidth × MBU);
+- every forward pass (a prefill, a decode step) also pays a fixed cost per layer: kernel launches and synchronisation;
+- decode step at batch B: bytes = the weights the step reads (a mixture of experts reads only the experts its B · k
+  routings touch, E · (1 − (1 − k/E)^B) per layer) + every running sequence's KV; time = max(bytes / (bandwidth × MBU),
+  FLOPs / (peak × MFU)) + tensor-parallel communication (two all-reduces per layer of the step's activations);
+- everything per GPU of one model copy (TP GPUs share weights, heads and FLOPs).
+Throughput from it is a ceiling and cost a floor: real engines add scheduling, queueing and imperfect overlap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from functools import cache, lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from core import kv_cache as kv
+from core.model_config import ModelConfig, param_count
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ACTIVATION_BYTES = 2.0  # activations travel between GPUs in 16-bit
+SECONDS_PER_HOUR = 3600.0
+
+
+# --------------------------------------------------------------------------------------------------- the model
+@dataclass(frozen=True)
+class Efficiency:
+    """What real engines reach: model FLOPs utilisation and model bandwidth utilisation (shares of the GPU's peaks),
+    and a fixed cost per layer of every forward pass (kernel launches, synchronisation), in seconds."""
+
+    mfu: float
+    mbu: float
+    layer_overhead_s: float = 0.0
+
+    def overhead(self, config: ModelConfig) -> float:
+        """The fixed cost of one forward pass of this model."""
+        return self.layer_overhead_s * config.n_layers
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Parameters by how a forward pass reads them: always (attention, dense MLPs, shared experts, the output
+    matrix), routed experts (one expert's parameters, on `moe_layers` layers, E experts, k per token), never (the
+    input embedding table, of which a step gathers only its tokens' rows)."""
+
+    always: float
+    expert: float
+    moe_layers: int
+    n_experts: int
+    per_token: int
+    gathered: float
+
+
+@cache
+def weights(config: ModelConfig) -> Weights:
+    """Split the model's parameters into what every step reads and what routing decides."""
+    total = float(param_count(config))
+    gathered = 0.0 if config.tied_embeddings else float(config.vocab_size * config.d_model)
+    if not config.is_moe:
+        return Weights(total - gathered, 0.0, 0, 0, 0, gathered)
+    expert = float((3 if config.gated_mlp else 2) * config.d_model * config.expert_d_ff)
+    moe_layers = config.n_layers - config.dense_layers
+    routed = expert * config.n_experts * moe_layers
+    return Weights(total - routed - gathered, expert, moe_layers, config.n_experts, config.experts_per_token, gathered)
+
+
+def experts_touched(w: Weights, tokens: np.ndarray | float) -> np.ndarray:
+    """Expected distinct experts per MoE layer that `tokens` routings of k experts each touch: E · (1 − (1 − k/E)^n)."""
+    n = np.asarray(tokens, dtype=np.float64)
+    if not w.n_experts:
+        return np.zeros_like(n)
+    return w.n_experts * (1.0 - (1.0 - w.per_token / w.n_experts) ** n)
+
+
+def active_params(config: ModelConfig) -> float:
+    """Parameters one token multiplies (2 FLOPs each): everything read always, plus its k routed experts."""
+    w = weights(config)
+    return w.always + w.expert * w.per_token * w.moe_layers
+
+
+def weight_bytes_read(config: ModelConfig, tokens: np.ndarray | float, bits: int) -> np.ndarray:
+    """Weight bytes a forward pass over `tokens` tokens reads from memory (whole model copy, all its GPUs)."""
+    w = weights(config)
+    params = w.always + w.expert * w.moe_layers * experts_touched(w, tokens)
+    return params * bits / 8
+
+
+def _attention_width(config: ModelConfig) -> int:
+    """Numbers per head a query multiplies per context position: QKᵀ over d_k plus ·V over d_v (MLA: the latent)."""
+    if config.is_mla:  # absorbed latent attention: scores over latent + rope key, values from the latent
+        return 2 * config.kv_lora_rank + config.qk_rope_head_dim
+    return 2 * config.head_dim
+
+
+def attention_flops_per_token(config: ModelConfig, context: np.ndarray | float) -> np.ndarray:
+    """FLOPs of one new token attending to `context` earlier tokens over all layers (sliding layers capped at W)."""
+    t = np.asarray(context, dtype=np.float64)
+    per_layer = 2.0 * config.n_heads * _attention_width(config)
+    held = config.full_layers * t
+    if config.sliding_layers:
+        held = held + config.sliding_layers * np.minimum(t, config.sliding_window)
+    return per_layer * held
+
+
+def prefill_flops(config: ModelConfig, prompt: np.ndarray | float) -> np.ndarray:
+    """FLOPs of one prompt of P tokens: 2 · N_active · P + attention over P²/2 causal pairs per layer."""
+    p = np.asarray(prompt, dtype=np.float64)
+    per_layer = 2.0 * config.n_heads * _attention_width(config)
+    pairs = config.full_layers * p**2 / 2
+    if config.sliding_layers:
+        w = float(config.sliding_window)
+        pairs = pairs + config.sliding_layers * np.where(p <= w, p**2 / 2, w**2 / 2 + (p - w) * w)
+    return 2.0 * active_params(config) * p + per_layer * pairs
+
+
+def peak_flops(gpu: kv.Gpu, weight_bits: int) -> float:
+    """The GPU's dense peak FLOP/s: FP8 when the weights are 8-bit and the GPU has FP8 tensor cores, else BF16."""
+    tflops = gpu.fp8_tflops if weight_bits == 8 and gpu.fp8_tflops else gpu.bf16_tflops
+    return tflops * 1e12
+
+
+def allreduce_seconds(gpu: kv.Gpu, tp: int, tokens: np.ndarray | float, d_model: int, layers: int) -> np.ndarray:
+    """Tensor-parallel communication of one forward pass: two ring all-reduces per layer of tokens × d_model
+    activations, each moving 2 · (TP − 1)/TP of its bytes over every GPU's link (0 with one GPU)."""
+    n = np.asarray(tokens, dtype=np.float64)
+    if tp <= 1:
+        return np.zeros_like(n)
+    if not gpu.link_gb_s:
+        raise ValueError(f"{gpu.name} has no GPU-to-GPU link bandwidth in the presets")
+    size = n * d_model * ACTIVATION_BYTES
+    return 2 * layers * (2 * (tp - 1) / tp) * size / (gpu.link_gb_s * 1e9)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One model copy: the model, the GPU, GPUs per copy, weight bits, KV type and the efficiencies."""
+
+    config: ModelConfig
+    gpu: kv.Gpu
+    tp: int
+    weight_bits: int
+    kv_dtype: str
+    eff: Efficiency
+
+
+def prefill_seconds(s: Setup, prompt: np.ndarray | float, prompts: int = 1) -> np.ndarray:
+    """Time to prefill `prompts` prompts of P tokens together: compute at peak × MFU, never faster than one read of the
+    weights they touch at bandwidth × MBU, plus the all-reduces."""
+    p = np.asarray(prompt, dtype=np.float64)
+    flops = prompts * prefill_flops(s.config, p) / s.tp
+    read = weight_bytes_read(s.config, prompts * p, s.weight_bits) / s.tp
+    compute = flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
+    memory = read / (s.gpu.bandwidth_bytes * s.eff.mbu)
+    comm = allreduce_seconds(s.gpu, s.tp, prompts * p, s.config.d_model, s.config.n_layers)
+    return np.maximum(compute, memory) + comm + s.eff.overhead(s.config)
+
+
+def prefill_compute_seconds(s: Setup, prompt: np.ndarray | float) -> np.ndarray:
+    """GPU time one prompt adds when its prefill rides along with decode steps (which already read the weights)."""
+    flops = prefill_flops(s.config, prompt) / s.tp
+    comm = allreduce_seconds(s.gpu, s.tp, prompt, s.config.d_model, s.config.n_layers)
+    return flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu) + comm
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step per batch size: seconds, and its memory, compute, communication and fixed parts."""
+
+    seconds: np.ndarray
+    memory: np.ndarray
+    compute: np.ndarray
+    comm: np.ndarray
+    fixed: float
+
+
+def decode_step(s: Setup, batch: np.ndarray | float, context: np.ndarray | float) -> Step:
+    """One decode step of `batch` sequences each holding `context` tokens (arrays broadcast together)."""
+    b = np.asarray(batch, dtype=np.float64)
+    t = np.asarray(context, dtype=np.float64)
+    kv_read = b * kv.kv_sweep(s.config, np.maximum(t, 1.0), s.kv_dtype, tp=s.tp)
+    read = weight_bytes_read(s.config, b, s.weight_bits) / s.tp + kv_read
+    flops = b * (2.0 * active_params(s.config) + attention_flops_per_token(s.config, t)) / s.tp
+    memory = read / (s.gpu.bandwidth_bytes * s.eff.mbu)
+    compute = flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
+    comm = allreduce_seconds(s.gpu, s.tp, b, s.config.d_model, s.config.n_layers)
+    fixed = s.eff.overhead(s.config)
+    return Step(np.maximum(memory, compute) + comm + fixed, memory, compute, comm, fixed)
+
+
+def generation_seconds(s: Setup, batch: int, prompt: int, output: int) -> float:
+    """Wall time of a static batch: prefill all prompts (the first output token), then output − 1 decode steps as the
+    context grows from P to P + output − 1."""
+    steps = decode_step(s, batch, prompt + np.arange(1, max(output, 1))).seconds
+    return float(prefill_seconds(s, prompt, batch)[()] + steps.sum())
+
+
+# --------------------------------------------------------------------------------------------------- presets
+@cache
+def _asset(name: str) -> dict:
+    with (ASSETS / name).open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@cache
+def default_efficiency() -> Efficiency:
+    """The MFU, MBU and per-layer overhead the page starts from: fitted on the published measurements (stored in
+    assets/gpu_presets.json, checked against the fit by the tests)."""
+    d = kv.defaults()
+    return Efficiency(float(d["mfu"]), float(d["bandwidth_efficiency"]), float(d["layer_overhead_us"]) * 1e-6)
+
+
+# --------------------------------------------------------------------------------------------------- workload
+@dataclass(frozen=True)
+class Workload:
+    """What the service must carry: peak requests per minute, mean prompt and answer, the latency target, hours."""
+
+    requests_per_minute: float = 60.0
+    prompt_tokens: int = 1000
+    output_tokens: int = 250
+    ttft_s: float = 2.0
+    min_tokens_per_s: float = 20.0
+    hours_per_month: float = 730.0
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """A workload's plan: users per model copy, what limits them, copies and GPUs, the bill and its split.
+
+    Costs are the floor (best case) and throughput the ceiling: the time model is a roofline. None = no batch fits
+    the memory or meets the latency target on this setup."""
+
+    batch: int
+    limit: str
+    kv_users: int
+    compute_from: int | None
+    step_s: float
+    tokens_per_s_user: float
+    ttft_s: float
+    requests_per_s_copy: float
+    prefill_share: float
+    copies: int
+    gpus: int
+    utilisation: float
+    monthly_cost: float
+    cost_per_m_input: float
+    cost_per_m_output: float
+    cost_per_request: float
+    monthly_requests: float
+
+
+LIMITS = {
+    "memory": "memory for the KV cache",
+    "speed": "the tokens/s per user target",
+    "ttft": "the time-to-first-token target",
+}
+
+
+def _kv_users(config: ModelConfig, dep: kv.Deployment, context: int) -> int:
+    return kv.plan(config, replace(dep, context=context, users=1, prefix=0)).max_users
+
+
+@lru_cache(maxsize=256)
+def size_workload(
+    config: ModelConfig, dep: kv.Deployment, eff: Efficiency, load: Workload
+) -> tuple[Sizing | None, str | None]:
+    """Size a workload on `dep`'s GPU and TP: the largest batch per copy that fits the KV memory and meets the latency
+    target, copies for the peak request rate, and the monthly bill split between prefill (input) and decode (output).
+
+    Returns (sizing, None) or (None, the reason no plan exists)."""
+    s = Setup(config, dep.gpu, dep.tp, dep.weight_bits, dep.kv_dtype, eff)
+    p, o = load.prompt_tokens, load.output_tokens
+    users = _kv_users(config, dep, p + o)
+    if users < 1:
+        return None, f"not one request of {p + o:,} tokens fits the memory of {dep.tp} × {dep.gpu.name}"
+    batches = np.arange(1, users + 1, dtype=np.float64)
+    step = decode_step(s, batches, p + o / 2)
+    speed = 1.0 / step.seconds
+    first = float(prefill_seconds(s, p)[()])
+    ttft = first + step.seconds
+    ok = (speed >= load.min_tokens_per_s) & (ttft <= load.ttft_s)
+    if not ok[0]:
+        return None, (
+            f"even one user alone gets {speed[0]:,.1f} tokens/s and a first token after {ttft[0]:,.2f} s, short of "
+            f"the target ({load.min_tokens_per_s:,g} tokens/s, {load.ttft_s:,g} s)"
+        )
+    best = int(np.flatnonzero(ok)[-1])
+    batch = best + 1
+    limit = "memory" if batch == users else "speed" if speed[best + 1] < load.min_tokens_per_s else "ttft"
+    bound = np.flatnonzero(step.compute >= step.memory)
+    per_request = float(prefill_compute_seconds(s, p)[()]) + o * float(step.seconds[best]) / batch
+    prefill_share = float(prefill_compute_seconds(s, p)[()]) / per_request
+    capacity = 1.0 / per_request
+    rate = load.requests_per_minute / 60.0
+    copies = max(1, math.ceil(rate / capacity - 1e-9))
+    monthly = copies * dep.tp * dep.price_per_gpu_hour * load.hours_per_month
+    requests = rate * SECONDS_PER_HOUR * load.hours_per_month
+    return (
+        Sizing(
+            batch=batch,
+            limit=limit,
+            kv_users=users,
+            compute_from=int(bound[0]) + 1 if bound.size else None,
+            step_s=float(step.seconds[best]),
+            tokens_per_s_user=float(speed[best]),
+            ttft_s=float(ttft[best]),
+            requests_per_s_copy=capacity,
+            prefill_share=prefill_share,
+            copies=copies,
+            gpus=copies * dep.tp,
+            utilisation=rate / (copies * capacity),
+            monthly_cost=monthly,
+            cost_per_m_input=1e6 * monthly * prefill_share / (requests * p) if requests else math.inf,
+            cost_per_m_output=1e6 * monthly * (1 - prefill_share) / (requests * o) if requests else math.inf,
+            cost_per_request=monthly / requests if requests else math.inf,
+            monthly_requests=requests,
+        ),
+        None,
+    )
+
+
+# --------------------------------------------------------------------------------------------------- build vs buy
+@dataclass(frozen=True)
+class ApiPrice:
+    """An API's list price per 1M input and output tokens, with the provider, model, date and source."""
+
+    id: str
+    provider: str
+    model: str
+    date: str
+    input_per_m: float
+    output_per_m: float
+    source: str
+
+
+@cache
+def api_prices() -> dict[str, ApiPrice]:
+    """The API price presets by id, from assets/api_prices.json."""
+    return {entry["id"]: ApiPrice(**entry) for entry in _asset("api_prices.json")["prices"]}
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Monthly cost of self-hosting (whole copies) and of the API against monthly tokens, and where they cross."""
+
+    tokens: np.ndarray
+    self_hosted: np.ndarray
+    api: np.ndarray
+    copy_month: float
+    copy_tokens: float
+    api_per_token: float
+    threshold: float | None
+
+
+def break_even(sizing: Sizing, load: Workload, input_per_m: float, output_per_m: float, points: int = 400) -> BreakEven:
+    """Self-hosting costs whole copies (a step each time a copy fills up); the API costs a straight line per token.
+
+    Within the n-th copy's range ((n−1)·V₁, n·V₁] self-hosting is cheaper from n · c / a on, where c is a copy's
+    monthly cost, a the API's price per token at this input:output mix and V₁ a copy's monthly tokens; so it is
+    cheaper at volume c / a and above (except just after each new copy) exactly when c / a ≤ V₁, and never otherwise."""
+    per_request = load.prompt_tokens + load.output_tokens
+    api_per_token = (load.prompt_tokens * input_per_m + load.output_tokens * output_per_m) / 1e6 / per_request
+    copy_month = sizing.monthly_cost / sizing.copies
+    copy_tokens = sizing.requests_per_s_copy * SECONDS_PER_HOUR * load.hours_per_month * per_request
+    threshold = copy_month / api_per_token if api_per_token > 0 and copy_month / api_per_token <= copy_tokens else None
+    tokens = np.geomspace(copy_tokens / 1000, copy_tokens * 100, points)
+    self_hosted = np.ceil(tokens / copy_tokens - 1e-12) * copy_month
+    return BreakEven(tokens, self_hosted, tokens * api_per_token, copy_month, copy_tokens, api_per_token, threshold)

@@ -1,0 +1,67 @@
+"""The serving-time model against published measurements: every point printed, the medians asserted (≤ 25 %), the
+stored MFU/MBU/overhead defaults equal to the fit, and engines' logged KV capacities reproduced within 5 %."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import calibration as cal
+from core import kv_cache as kv
+from core import serving as sv
+
+TARGET = 0.25
+
+
+def test_the_set_covers_what_a_planner_needs():
+    points = cal.points()
+    assert len(points) >= 12
+    assert any(cal.model(p.model).is_moe for p in points)
+    assert any(p.tp > 1 for p in points)
+    assert any(p.batch == 1 and p.metric == "latency" for p in points)
+    assert any(p.kind == "throughput" and p.batch >= 256 for p in points)
+    vendors = {kv.gpus()[p.gpu].name.split()[0] for p in points}
+    assert {"AMD"} < vendors and len(vendors) >= 2
+    for p in points:
+        assert p.source.startswith("https://") and p.published and p.engine and p.engine_version
+    assert {p.metric for p in points} == {"throughput", "latency"}
+
+
+def test_predicted_vs_measured_medians_within_target(capsys):
+    eff = sv.default_efficiency()
+    errs = cal.errors(eff)
+    with capsys.disabled():
+        print(f"\n{'point':48s} {'measured':>12s} {'predicted':>12s} {'error':>7s}  unit")
+        for point, err in zip(cal.points(), errs, strict=True):
+            predicted = cal.predict(point, eff)
+            print(f"{point.id:48s} {point.measured:12.4g} {predicted:12.4g} {err:+7.1%}  {cal.UNITS[point.kind]}")
+        throughput, latency = cal.medians(errs)
+        print(f"median |error|: throughput {throughput:.1%}, latency {latency:.1%} (target {TARGET:.0%}); {eff}")
+    assert throughput <= TARGET
+    assert latency <= TARGET
+
+
+def test_stored_defaults_are_the_fit():
+    fitted, pair = cal.fit()
+    stored = sv.default_efficiency()
+    assert fitted.mfu == pytest.approx(stored.mfu)
+    assert fitted.mbu == pytest.approx(stored.mbu)
+    assert fitted.layer_overhead_s == pytest.approx(stored.layer_overhead_s)
+    assert pair == pytest.approx(cal.medians(cal.errors(stored)))
+
+
+def test_errors_move_with_the_settings():
+    base = cal.errors(sv.default_efficiency())
+    slower = cal.errors(sv.Efficiency(0.2, 0.4, 0.0))
+    assert not np.allclose(base, slower)
+
+
+def test_logged_kv_capacities_reproduced_within_5_percent(capsys):
+    rows = cal.capacities()
+    assert len(rows) >= 3
+    with capsys.disabled():
+        for row in rows:
+            print(f"\n{row.id:32s} logged {row.logged:>9,} predicted {row.predicted:>9,} ({row.error:+.2%})", end="")
+        print()
+    for row in rows:
+        assert abs(row.error) <= 0.05, row

@@ -348,6 +348,7 @@ class GpuOption:
     users_per_gpu: float
     tokens_per_second_per_gpu: float | None
     break_even_price: float | None
+    users_per_copy: int = 0
 
 
 def gpu_options(config: ModelConfig, dep: Deployment) -> list[GpuOption]:
@@ -371,7 +372,7 @@ def gpu_options(config: ModelConfig, dep: Deployment) -> list[GpuOption]:
         p = plan(config, replace(candidate, tp=tp))
         rate = p.tokens_per_second / tp if p.tokens_per_second else None
         even = dep.price_per_gpu_hour * rate / ref_rate if (rate and ref_rate) else None
-        rows.append(GpuOption(gpu, tp, p.users_per_gpu, rate, even))
+        rows.append(GpuOption(gpu, tp, p.users_per_gpu, rate, even, p.max_users))
     return rows
 
 

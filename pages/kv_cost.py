@@ -1,9 +1,11 @@
-"""KV-cache cost calculator: from the primer's formula (§3–4) to GPUs, concurrent users and $ per 1M tokens.
+"""KV-cache cost calculator and deployment planner: from the primer's formula (§3–4) to GPUs, concurrent users,
+a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
-core.model_config) -> sections and figures (ui/kv_cost.py). Only what the reader opens is drawn: the open chart tab,
-the open section tab below the table, the engine settings, model fields and config upload while their expanders are
-open. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
+is drawn: the open chart tab, the open section tab below the table (workload, build vs buy, calibration, budget,
+anatomy, sources), the engine settings, model fields and config upload while their expanders are open. Default state =
+the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
@@ -11,6 +13,7 @@ import streamlit as st
 from core import kv_cache as kv
 from ui import kv_cost as show
 from ui import kv_cost_state as scenario
+from ui import kv_planner as planner
 from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.widgets import setup_page
@@ -31,9 +34,10 @@ fields = scenario.model_fields(choice["model"])
 scenario.config_inputs()
 config, deployment = scenario.resolve(choice, fields)
 result = kv.plan(config, deployment)
+load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its tab is closed
 
 show.context_warning(config, deployment.context)
-show.headline(config, deployment, result)
+show.headline(config, deployment, result, auto=scenario.tp_is_auto())
 show.formula(config, deployment, result)
 
 others = scenario.compare_widget()
@@ -46,7 +50,16 @@ for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
             view(compared)
 
 show.comparison_table(compared)
-budget, anatomy, sources = st.tabs(scenario.SECTIONS, key=scenario.SECTION, on_change="rerun")
+work, buy, calibration, budget, anatomy, sources = st.tabs(scenario.SECTIONS, key=scenario.SECTION, on_change="rerun")
+if work.open:
+    with work:
+        planner.workload_section(config, deployment, load, scenario.tp_is_auto())
+if buy.open:
+    with buy:
+        planner.build_vs_buy_section(config, planner.plan(config, deployment, load)[0], load, api, tuple(prices))
+if calibration.open:
+    with calibration:
+        planner.calibration_section(deployment)
 if budget.open:
     with budget:
         show.finance(config, deployment, kv.budget_effects(config, deployment))

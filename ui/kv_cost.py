@@ -29,11 +29,13 @@ from core.model_config import (
 from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
+from ui.kv_planner import MONEY, calibration_sources, log_axis, plural
 from ui.widgets import chart, download_csv, explain
 
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]
 Compared = tuple[tuple[str, ModelConfig, kv.Deployment, kv.Plan], ...]
+COST_COLUMN = "$ per 1M output tokens (floor)"
 
 
 # --------------------------------------------------------------------------------------------------- formatting
@@ -66,7 +68,7 @@ def count(n: float) -> str:
 
 
 def _gpus(n: int) -> str:
-    return f"{n} GPU{'s' if n > 1 else ''}"
+    return plural(n, "GPU")
 
 
 @lru_cache(maxsize=64)
@@ -134,10 +136,13 @@ def _layout(title: str, height: int = 420, **extra: object) -> dict:
     )
 
 
-def _log_axes(y_title: str) -> dict:
+def _log_axes(y_title: str, x: np.ndarray, y: np.ndarray) -> dict:
+    """Log x (context) and log y axes with full tick labels (1K, 10K; 2, 5, 10) over the data's range."""
+    finite = y[np.isfinite(y) & (y > 0)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (1.0, 10.0)
     return {
-        "xaxis": {"type": "log", "title": {"text": "context length per user (tokens, log scale)"}},
-        "yaxis": {"type": "log", "title": {"text": y_title}},
+        "xaxis": log_axis("context length per user (tokens, log scale)", float(x[0]), float(x[-1])),
+        "yaxis": log_axis(y_title, low, high),
     }
 
 
@@ -162,7 +167,10 @@ def kv_context_figure(
                 "hoverinfo": "skip",
             }
         )
-    extra = _log_axes("KV cache of one user (GB, log scale)") | _marker(context, f"T = {context:,}", log_x=True)
+    every = np.concatenate([np.ravel(kv_gb), list(capacities.values())])
+    extra = _log_axes("KV cache of one user (GB, log scale)", contexts, every) | _marker(
+        context, f"T = {context:,}", log_x=True
+    )
     return go.Figure(data=data, layout=_layout("KV cache of one user vs context length", **extra))
 
 
@@ -215,7 +223,7 @@ def memory_figure(rows: list[tuple[str, kv.Plan]], memory_gb: float) -> go.Figur
 
 def users_figure(names: list[str], contexts: np.ndarray, users: np.ndarray, context: int) -> go.Figure:
     """Maximum concurrent users of one model copy against context length, one step line per model."""
-    extra = _log_axes("max concurrent users per model copy (log scale)") | _marker(
+    extra = _log_axes("max concurrent users per model copy (log scale)", contexts, users) | _marker(
         context, f"T = {context:,}", log_x=True
     )
     return go.Figure(
@@ -238,12 +246,12 @@ def cost_figure(batches: np.ndarray, cost: np.ndarray, tokens: np.ndarray, batch
     }
     axes = {
         "xaxis": {"title": {"text": "users decoding together (batch)"}},
-        "yaxis": {"type": "log", "title": {"text": "$ per 1M output tokens (log scale)"}},
+        "yaxis": log_axis("$ per 1M output tokens (log scale)", float(cost.min()), float(cost.max()), money=True),
     }
     return go.Figure(
         data=[trace],
         layout=_layout(
-            "Cost per 1M output tokens vs batch size (upper-bound estimate)",
+            "Cost per 1M output tokens vs batch size (best case: a floor)",
             380,
             **axes,
             **_marker(batch, f"your batch {batch}", log_x=False),
@@ -281,10 +289,12 @@ def _cost_chart(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> tup
 
 
 # --------------------------------------------------------------------------------------------------- sections
-def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
-    """The six headline numbers: KV per token, per user, for all users; GPUs, users per GPU, $ per 1M tokens."""
+def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
+    """The six headline numbers: KV per token, per user, for all users; GPUs, users per model copy, $ per 1M tokens.
+
+    `auto`: the GPUs per copy were chosen by the page (the fewest that hold the model), which the caption says."""
     needed_tp = None if result.fits else kv.smallest_tp(config, dep)
-    st.subheader(f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {dep.users:,} users")
+    st.subheader(f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}")
     m = [*st.columns(3), *st.columns(3)]
     per_token = size(result.kv_per_token).split(" = ")
     m[0].metric(
@@ -303,21 +313,26 @@ def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
     m[2].caption(f"= {kv.to_gib(result.kv_total):,.2f} GiB")
     if result.gpus_needed:
         m[3].metric("GPUs needed", f"{result.gpus_needed:,}", help="GPUs per copy × copies needed for all users.")
-        m[3].caption(f"{result.replicas:,} copies × {_gpus(dep.tp)}")
+        who = "the fewest that hold it, set by the page" if auto else "your choice"
+        m[3].caption(f"{plural(result.replicas, 'copy', 'copies')} × {_gpus(dep.tp)} ({who})")
     else:
         m[3].metric("GPUs needed", "does not fit", help="Weights plus one user exceed the engine's memory budget.")
         m[3].caption(f"needs ≥ {needed_tp} GPUs per copy" if needed_tp else "even 64 GPUs per copy are not enough")
-    m[4].metric("Users per GPU", f"{result.users_per_gpu:,.2f}", help="Max concurrent users of one copy ÷ its GPUs.")
-    m[4].caption(f"{result.max_users:,} per copy of {_gpus(dep.tp)}")
+    m[4].metric(
+        "Users per model copy",
+        f"{result.max_users:,}",
+        help="The most conversations one copy holds at once at this context (memory for the KV cache).",
+    )
+    m[4].caption(f"on {_gpus(dep.tp)}")
     m[5].metric(
         "$ per 1M output tokens",
         money(result.cost_per_million),
-        help="Upper-bound estimate from memory bandwidth only (real engines are slower, so cost more).",
+        help="Best case (a floor): all users decoding at the full context, no queueing or idle time; real serving "
+        "costs at least this.",
     )
-    m[5].caption(
-        f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; "
-        + (f"{result.tokens_per_second:,.0f} tokens/s per copy" if result.tokens_per_second else "no batch fits")
-    )
+    rate = result.tokens_per_second
+    speed = f"at most {rate:,.0f} tokens/s per copy" if rate else "no batch fits"
+    m[5].caption(f"best case, at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}")
     st.caption(
         "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory). "
         "The same 16 GiB reads as 17.18 GB."
@@ -491,11 +506,11 @@ def cost_view(compared: Compared) -> None:
     fig, alone = _cost_chart(config, dep, result)
     chart(fig, key="kv-cost", alt="Falling line of dollars per million output tokens against batch size.")
     explain(
-        f"One user alone costs {money(alone)} per 1M tokens; {result.batch:,} users decoding together "
+        f"One user alone costs {money(alone)} per 1M tokens; {plural(result.batch, 'user')} decoding together "
         f"cost {money(result.cost_per_million)} (at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, "
-        f"{dep.efficiency:.0%} of {dep.gpu.bandwidth_tb_s:g} TB/s bandwidth).",
+        f"{dep.efficiency:.0%} of {dep.gpu.bandwidth_tb_s:g} TB/s bandwidth, MFU {dep.mfu:.0%}).",
         "Each decoding step reads all the weights once however many users share it, so batching divides the "
-        "weights' cost among users until the KV cache fills the memory. This is an upper-bound estimate: "
+        "weights' cost among users until the KV cache fills the memory. These costs are the best case (a floor): "
         "compute, scheduling and communication only make real tokens slower and dearer.",
     )
 
@@ -503,10 +518,18 @@ def cost_view(compared: Compared) -> None:
 VIEW_SECTIONS = (kv_view, memory_view, users_view, cost_view)  # in the order of ui.kv_cost_state.VIEWS
 
 
-def table(rows: pa.Table, *, download: tuple[str, str] | None = None, readable: tuple[str, ...] = ()) -> None:
-    """A full-width table without index, `readable` columns with thousands separators, and an optional CSV download
-    (name, key) built only when clicked. Tables arrive as cached Arrow tables: a rerun converts nothing."""
-    st.dataframe(rows, hide_index=True, width="stretch", column_config=dict.fromkeys(readable, READABLE))
+def table(
+    rows: pa.Table,
+    *,
+    download: tuple[str, str] | None = None,
+    readable: tuple[str, ...] = (),
+    money_columns: tuple[str, ...] = (),
+) -> None:
+    """A full-width table without index, `readable` columns with thousands separators, money columns pinned at the
+    left with a $ sign, and an optional CSV download (name, key) built only when clicked. Tables arrive as cached Arrow
+    tables: a rerun converts nothing."""
+    config = dict.fromkeys(readable, READABLE) | dict.fromkeys(money_columns, MONEY)
+    st.dataframe(rows, hide_index=True, width="stretch", column_config=config)
     if download:
         name, key = download
         download_csv(lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"), name=name, key=key)
@@ -520,6 +543,7 @@ def _comparison(compared: Compared) -> pa.Table:
         [
             {
                 "model": c.name,
+                COST_COLUMN: round(p.cost_per_million, 4) if p.cost_per_million else None,
                 "attention": c.attention_kind,
                 "parameters (B)": round(p.params / 1e9, 3),
                 "KV per token (kB)": round(p.kv_per_token / 1e3, 2),
@@ -529,8 +553,7 @@ def _comparison(compared: Compared) -> pa.Table:
                 "GPUs per copy": d.tp,
                 "users per copy": p.max_users,
                 f"GPUs for {dep.users:,} users": p.gpus_needed,
-                "tokens/s per copy (upper bound)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
-                "$ per 1M tokens": round(p.cost_per_million, 4) if p.cost_per_million else None,
+                "tokens/s per copy (ceiling)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
             }
             for _, c, d, p in compared
         ]
@@ -541,7 +564,7 @@ def comparison_table(compared: Compared) -> None:
     """Up to five models side by side, with a CSV download."""
     dep, t = compared[0][2], compared[0][2].context
     st.subheader("Side by side")
-    table(_comparison(compared), download=("comparison", "kv-comparison"))
+    table(_comparison(compared), download=("comparison", "kv-comparison"), money_columns=(COST_COLUMN,))
     st.caption(
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {dep.users:,} users; compared models at your GPUs per copy, or the smallest number that "
@@ -583,6 +606,10 @@ def finance(config: ModelConfig, dep: kv.Deployment, effects: kv.BudgetEffects) 
     _gpu_options(config, dep)
 
 
+def _even_column(gpu: kv.Gpu) -> str:
+    return f"cheaper per token than {gpu.name} below ($/h)"
+
+
 @lru_cache(maxsize=64)
 def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption], pa.Table]:
     gpu = dep.gpu
@@ -591,14 +618,14 @@ def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption
         [
             {
                 "GPU": o.gpu.name,
+                _even_column(gpu): round(o.break_even_price, 2) if o.break_even_price else None,
+                "GPUs per copy needed": o.tp,
+                "users per model copy": o.users_per_copy,
+                "tokens/s per GPU (ceiling)": round(o.tokens_per_second_per_gpu, 1)
+                if o.tokens_per_second_per_gpu
+                else None,
                 "memory (GB)": o.gpu.memory_gb,
                 "bandwidth (TB/s)": o.gpu.bandwidth_tb_s,
-                "GPUs per copy needed": o.tp,
-                "users per GPU": round(o.users_per_gpu, 2),
-                "tokens/s per GPU": round(o.tokens_per_second_per_gpu, 1) if o.tokens_per_second_per_gpu else None,
-                f"cheaper per token than {gpu.name} below ($/h)": round(o.break_even_price, 2)
-                if o.break_even_price
-                else None,
             }
             for o in options
         ]
@@ -614,7 +641,7 @@ def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
         f"that holds the model, and the hourly price under which it beats {gpu.name} at "
         f"${dep.price_per_gpu_hour:,.2f}/h on cost per token."
     )
-    table(rows)
+    table(rows, money_columns=(_even_column(gpu),))
     winners = [o for o in options if o.break_even_price and o.gpu.id != gpu.id]
     if winners:
         best = max(winners, key=lambda o: o.break_even_price / dep.price_per_gpu_hour)
@@ -709,16 +736,11 @@ def _references() -> pa.Table:
 
 
 def sources(model_id: str, config: ModelConfig, gpu: kv.Gpu) -> None:
-    """Where every preset figure and default comes from, and what the model leaves out."""
-    st.markdown("**Sources of every preset figure and assumption**")
-    if model_id != CUSTOM:
-        for what, text in preset_sources(model_id).items():
-            st.markdown(f"- **{config.name}, {what}**: {text}")
-    st.markdown(f"- **{gpu.name}**: {gpu.source}")
-    for key, reason in kv.default_reasons().items():
-        st.markdown(f"- **{key}**: {reason}")
-    st.markdown(
-        "- Throughput and cost are a memory-bandwidth upper bound: step time = (weights per GPU + KV read "
-        "per step) ÷ (bandwidth × efficiency); compute, scheduling and communication are not modelled. "
-        "Sliding-window layers are not shared by prefix caching here (a conservative choice)."
-    )
+    """Where every preset figure, default, measurement and price comes from: documents a reader can open."""
+    st.markdown("**Sources of every preset figure and default**")
+    lines = [f"**{config.name}, {what}**: {text}" for what, text in preset_sources(model_id).items()]
+    lines = lines if model_id != CUSTOM else []
+    lines += [f"**{gpu.name}**: {gpu.source}", f"**{gpu.name}, FP8 and {gpu.link}**: {gpu.link_source}"]
+    lines += [f"**{key}**: {reason}" for key, reason in kv.default_reasons().items()]
+    lines += calibration_sources()
+    st.markdown("\n".join(f"- {line}" for line in lines))

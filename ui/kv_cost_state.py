@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
 
 from core import kv_cache as kv
+from core import serving
 from core.model_config import (
     BIASES,
     FIELD_NAMES,
@@ -34,6 +35,7 @@ from core.model_config import (
 PRIMER = "primer-7b"
 CUSTOM = "custom"
 DEFAULTS = kv.defaults()
+FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
 FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
@@ -43,7 +45,15 @@ FIELDS_OPEN = "kv_fields_open"
 ENGINE_OPEN = "kv_engine_open"
 CONFIG_OPEN = "kv_config_open"
 SECTION = "kv_section"
-SECTIONS = ("Budget", "Model anatomy", "Sources")  # the tabs below the side-by-side table
+SECTIONS = (  # the tabs below the side-by-side table
+    "Workload and bill",
+    "Build vs buy",
+    "Calibration",
+    "Budget",
+    "Model anatomy",
+    "Sources",
+)
+AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
 
 FIELD_LABELS = {
     "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
@@ -136,17 +146,64 @@ NUMBERS = {
         "vLLM's gpu_memory_utilization: the rest is reserve.",
     ),
     "eff": NumberSpec(
-        "Bandwidth efficiency",
+        "Bandwidth efficiency (MBU)",
         0.1,
         1.0,
         float(DEFAULTS["bandwidth_efficiency"]),
+        0.01,
+        "Model bandwidth utilisation: the share of peak memory bandwidth decoding really gets.",
+    ),
+    "mfu": NumberSpec(
+        "Compute efficiency (MFU)",
         0.05,
-        "Share of peak memory bandwidth decoding really gets.",
+        1.0,
+        float(DEFAULTS["mfu"]),
+        0.01,
+        "Model FLOPs utilisation: the share of the GPU's peak FLOP/s prefill and large batches really get.",
+    ),
+    "overhead": NumberSpec(
+        "Fixed cost per layer and pass (µs)",
+        0.0,
+        10_000.0,
+        float(DEFAULTS["layer_overhead_us"]),
+        5.0,
+        "Kernel launches and synchronisation: paid once per layer by every prefill and every decode step.",
+    ),
+    # the workload (drawn in its tab; kept in the session and the link like the engine settings)
+    "rpm": NumberSpec(
+        "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
+    ),
+    "prompt": NumberSpec(
+        "Mean prompt (input tokens)", 1, 1_000_000, 1000, 100, "Tokens sent per request: question, context, history."
+    ),
+    "answer": NumberSpec("Mean answer (output tokens)", 1, 100_000, 250, 50, "Tokens generated per request."),
+    "ttft": NumberSpec(
+        "First token within (seconds)", 0.01, 600.0, 2.0, 0.5, "Latency target: time until the answer starts."
+    ),
+    "speed": NumberSpec(
+        "At least tokens/s per user", 0.1, 10_000.0, 20.0, 5.0, "Latency target: reading speed of the answer."
+    ),
+    "hours": NumberSpec(
+        "Hours served per month", 1.0, 744.0, 730.0, 10.0, "Hours the GPUs are rented per month (730 = always on)."
+    ),
+    "api_in": NumberSpec(
+        "API $ per 1M input tokens", 0.0, 10_000.0, FIRST_API.input_per_m, 0.05, "The API's list price for input."
+    ),
+    "api_out": NumberSpec(
+        "API $ per 1M output tokens", 0.0, 10_000.0, FIRST_API.output_per_m, 0.05, "The API's list price for output."
     ),
 }
 
 
-ENGINE_DEFAULTS = {"util": NUMBERS["util"].default, "block": 16, "eff": NUMBERS["eff"].default}  # engine settings
+ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
+    "util": NUMBERS["util"].default,
+    "block": 16,
+    "eff": NUMBERS["eff"].default,
+    "mfu": NUMBERS["mfu"].default,
+    "overhead": NUMBERS["overhead"].default,
+}
+WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours")
+PRICE_KEYS = ("api_in", "api_out")
 
 
 def model_name(model_id: str) -> str:
@@ -164,6 +221,19 @@ def gpu_name(gpu_id: str) -> str:
     return kv.gpus()[gpu_id].name
 
 
+def tp_label(tp: object) -> str:
+    """'Auto (fewest that fit)' or the GPU count."""
+    return "Auto (fewest that fit)" if tp == AUTO else str(tp)
+
+
+def api_label(price_id: str) -> str:
+    """An API price preset as 'DeepSeek deepseek-chat (DeepSeek-V3), 2025-02', or 'Your own prices'."""
+    if price_id == CUSTOM:
+        return "Your own prices"
+    price = serving.api_prices()[price_id]
+    return f"{price.provider} {price.model}, {price.date}"
+
+
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
@@ -172,7 +242,8 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "kv_dtype": (list(kv.DTYPE_BYTES), str.upper),
         "w_bits": (list(kv.WEIGHT_BITS), bits_label),
         "gpu": (list(kv.gpus()), gpu_name),
-        "tp": (list(kv.TP_OPTIONS), str),
+        "tp": ([AUTO, *kv.TP_OPTIONS], tp_label),
+        "api": ([*serving.api_prices(), CUSTOM], api_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
         FIELD_KEYS["norm"]: (list(NORMS), str),
@@ -293,6 +364,11 @@ def read_link(page: Path) -> None:
         if key in link:
             raw = link[key][-1]
             st.session_state[key] = float(raw) if key != "block" else match_choice(raw, *choices()["block"])
+    for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their tabs: kept in the session like the engine's
+        if key in link:
+            st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
+    if "api" in link:
+        st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     for name, key in FIELD_KEYS.items():
         if key in link:
             st.session_state[key] = _field_value(name, link[key][-1])
@@ -371,7 +447,7 @@ def _number(key: str, container: object = st, **extra: object) -> None:
     """A number input (a slider for the two fractions) from its NumberSpec; bound to the URL unless `extra` says
     otherwise."""
     spec = NUMBERS[key]
-    widget = container.slider if key in ("util", "eff") else container.number_input
+    widget = container.slider if key in ("util", "eff", "mfu") else container.number_input
     widget(
         spec.label,
         spec.low,
@@ -410,7 +486,8 @@ def scenario_widgets(kv_help: str) -> dict:
         _select(
             "GPUs per model copy (tensor parallelism)",
             "tp",
-            "The model's weights and KV heads are split across this many GPUs working as one.",
+            "The model's weights and KV heads are split across this many GPUs working as one. 'Auto' takes the "
+            "fewest GPUs that hold the model and one user at this context.",
         )
         _number("price", format="%.2f")
     engine = st.expander("Engine settings", key=ENGINE_OPEN, on_change="rerun")
@@ -428,6 +505,13 @@ def scenario_widgets(kv_help: str) -> dict:
                     **kept,
                 )
             _number("eff", cols[2], **kept)
+            cols = st.columns(3)
+            _number("mfu", cols[0], **kept)
+            _number("overhead", cols[1], **kept)
+            cols[2].caption(
+                "MBU, MFU and the fixed cost start at the values fitted on the published measurements in the "
+                "Calibration tab; change them to see how every time and cost below moves."
+            )
     engine_values = {key: st.session_state.get(key, default) for key, default in ENGINE_DEFAULTS.items()}
     _keep_in_link({key: None if value == ENGINE_DEFAULTS[key] else str(value) for key, value in engine_values.items()})
     keys = ("model", "kv_dtype", "w_bits", "context", "users", "prefix", "gpu", "tp", "price")
@@ -560,7 +644,7 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         config = presets()[choice["model"]]
     deployment = kv.Deployment(
         gpu=kv.gpus()[choice["gpu"]],
-        tp=int(choice["tp"]),
+        tp=1 if choice["tp"] == AUTO else int(choice["tp"]),
         context=int(choice["context"]),
         users=int(choice["users"]),
         prefix=int(choice["prefix"]),
@@ -570,7 +654,11 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         block=int(choice["block"]),
         efficiency=float(choice["eff"]),
         price_per_gpu_hour=float(choice["price"]),
+        mfu=float(choice["mfu"]),
+        layer_overhead_s=float(choice["overhead"]) * 1e-6,
     )
+    if config is not None and choice["tp"] == AUTO:
+        deployment = replace(deployment, tp=kv.smallest_tp(config, deployment) or 1)
     if config is not None and (tp_issue := kv.tp_problem(config, deployment.tp)):
         problems.append(f"{tp_issue[0].upper()}{tp_issue[1:]}; choose another number of GPUs per model copy.")
     if problems or config is None:
@@ -581,3 +669,82 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         return st.session_state.get("kv_last_valid", (presets()[PRIMER], kv.Deployment(gpu=kv.gpus()[DEFAULTS["gpu"]])))
     st.session_state["kv_last_valid"] = (config, deployment)
     return config, deployment
+
+
+# --------------------------------------------------------------------------------------------------- the workload
+def tp_is_auto() -> bool:
+    """True when the page chose the GPUs per model copy (the reader left 'Auto')."""
+    return st.session_state.get("tp", AUTO) == AUTO
+
+
+def workload_widgets() -> None:
+    """The workload's fields in three columns; drawn only while their tab is open (values kept in the session)."""
+    kept = {"bind": None, "persist_state": "session"}
+    cols = st.columns(3)
+    for index, key in enumerate(WORKLOAD_KEYS):
+        _number(key, cols[index % 3], **kept)
+
+
+def _on_api_change() -> None:
+    chosen = st.session_state.get("api")
+    if chosen in serving.api_prices():
+        price = serving.api_prices()[chosen]
+        st.session_state["api_in"], st.session_state["api_out"] = price.input_per_m, price.output_per_m
+
+
+def _on_price_edit() -> None:
+    st.session_state["api"] = CUSTOM
+
+
+def price_widgets() -> None:
+    """The API to compare with: a preset (provider, model, date) or the reader's own prices per 1M tokens."""
+    kept = {"bind": None, "persist_state": "session"}
+    cols = st.columns(3)
+    with cols[0]:
+        _select(
+            "API to compare with",
+            "api",
+            "A provider's list price (with its date and source), or type your own.",
+            on_change=_on_api_change,
+            **kept,
+        )
+    _number("api_in", cols[1], format="%.2f", on_change=_on_price_edit, **kept)
+    _number("api_out", cols[2], format="%.2f", on_change=_on_price_edit, **kept)
+
+
+def _value(key: str) -> float | int:
+    return st.session_state.get(key, NUMBERS[key].default)
+
+
+def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
+    """The workload and the API prices (values kept in the session and the link); a workload the model cannot serve
+    (prompt + answer beyond its maximum context) is named by field and the last valid one kept."""
+    first = next(iter(serving.api_prices()))
+    api = st.session_state.get("api", first)
+    prices = (float(_value("api_in")), float(_value("api_out")))
+    _keep_in_link(
+        {
+            key: None if _value(key) == NUMBERS[key].default else str(_value(key))
+            for key in (*WORKLOAD_KEYS, *PRICE_KEYS)
+        }
+        | {"api": None if api == first else choices()["api"][1](api)}
+    )
+    load = serving.Workload(
+        requests_per_minute=float(_value("rpm")),
+        prompt_tokens=int(_value("prompt")),
+        output_tokens=int(_value("answer")),
+        ttft_s=float(_value("ttft")),
+        min_tokens_per_s=float(_value("speed")),
+        hours_per_month=float(_value("hours")),
+    )
+    total = load.prompt_tokens + load.output_tokens
+    if config.exceeds_context(total):
+        st.error(
+            f"Mean prompt ({load.prompt_tokens:,}) + mean answer ({load.output_tokens:,}) = {total:,} tokens is longer "
+            f"than {config.name}'s maximum context of {config.max_context:,} tokens, so the last valid workload is "
+            "shown."
+        )
+        load = st.session_state.get("kv_last_workload", serving.Workload())
+    else:
+        st.session_state["kv_last_workload"] = load
+    return load, api, *prices

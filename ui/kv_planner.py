@@ -1,0 +1,363 @@
+"""The KV-cost page's planner: a workload's GPUs and monthly bill, build vs buy against an API, and how close the time
+model comes to published measurements. Also the page's readable log axes ($20, $50, 1K, 10K).
+
+Numbers come from core.serving and core.calibration; this module words and draws them. Costs are floors (best case)
+and throughput ceilings: the time model assumes perfect batching and no queueing.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import plotly.graph_objects as go
+import pyarrow as pa
+import streamlit as st
+
+from core import calibration as cal
+from core import kv_cache as kv
+from core import serving as sv
+from core.model_config import ModelConfig
+from ui import kv_cost_state as state
+from ui.figures import layout
+from ui.widgets import chart, explain
+
+MONEY = st.column_config.NumberColumn(format="dollar", pinned=True)
+BLUE, ORANGE, GREY = "#1f5f99", "#d9822b", "#5d6d7e"
+
+
+# --------------------------------------------------------------------------------------------------- wording
+def plural(n: float, one: str, many: str | None = None) -> str:
+    """'1 GPU', '4 GPUs', '1,250 users': a count with its noun in the right number."""
+    return f"{n:,.0f} {one if n == 1 else many or one + 's'}"
+
+
+def dollars(value: float) -> str:
+    """$1,234 for large sums, $12.35 for small, $0.0042 below a cent; 'n/a' for infinite or missing values."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if value >= 1000:
+        return f"${value:,.0f}"
+    return f"${value:,.2f}" if value >= 0.1 else f"${value:,.4f}"
+
+
+def short(value: float, money: bool = False) -> str:
+    """A tick label: 20, 500, 1K, 20K, 1.5M, 2B; with a $ sign for money ($0.05, $20, $1K)."""
+    sign = "$" if money else ""
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= scale:
+            return f"{sign}{value / scale:.3g}{suffix}"
+    return f"{sign}{value:.3g}"
+
+
+def log_axis(title: str, low: float, high: float, *, money: bool = False) -> dict:
+    """A log axis whose ticks are 1-2-5 steps labelled in full ($20, $50, 1K, 10K) instead of plotly's bare minor
+    digits; at most about eight labels (every decade's 1 alone over wide ranges)."""
+    low, high = max(low, 1e-12), max(high, low * 1.0001)
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    steps = (1, 2, 5) if math.log10(high / low) <= 3 else (1,)
+    ticks = [m * 10.0**d for d in decades for m in steps if low / 1.0001 <= m * 10.0**d <= high * 1.0001]
+    if len(ticks) > 9:
+        ticks = ticks[:: math.ceil(len(ticks) / 8)]
+    return {
+        "type": "log",
+        "title": {"text": title},
+        "tickvals": ticks,
+        "ticktext": [short(t, money) for t in ticks],
+    }
+
+
+# --------------------------------------------------------------------------------------------------- workload
+def workload_section(
+    config: ModelConfig, dep: kv.Deployment, load: sv.Workload, auto: bool
+) -> tuple[sv.Sizing | None, str | None]:
+    """The workload's fields, then its plan: copies × GPUs, the monthly bill (a floor) and its split."""
+    st.subheader("Your workload: GPUs and the monthly bill")
+    st.markdown(
+        "Describe the traffic at its peak and the service you promise; the page finds how many users one model "
+        "copy can carry within that promise, how many copies the traffic needs, and what a month costs."
+    )
+    state.workload_widgets()
+    sizing, reason = plan(config, dep, load)
+    if sizing is None:
+        st.warning(f"No plan on {plural(dep.tp, 'GPU')} of {dep.gpu.name} per copy: {reason}.")
+        return None, reason
+    m = [*st.columns(3), *st.columns(3)]
+    m[0].metric("GPUs", plural(sizing.gpus, "GPU"), help="Model copies × GPUs per copy.")
+    m[0].caption(f"{plural(sizing.copies, 'model copy', 'model copies')} × {plural(dep.tp, 'GPU')}")
+    m[1].metric("Monthly GPU bill (floor)", dollars(sizing.monthly_cost), help="Best case: a floor, never a cap.")
+    m[1].caption(f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
+    m[2].metric("Busy", f"{sizing.utilisation:.0%}", help="Share of the copies' capacity the peak traffic uses.")
+    m[2].caption(f"{plural(sizing.batch, 'user')} per model copy")
+    m[3].metric("$ per 1M input tokens", dollars(sizing.cost_per_m_input), help="Prefill's share of the bill.")
+    m[4].metric("$ per 1M output tokens", dollars(sizing.cost_per_m_output), help="Decode's share of the bill.")
+    m[5].metric("$ per request", dollars(sizing.cost_per_request), help="The bill ÷ the month's requests.")
+    m[3].caption(f"prefill takes {sizing.prefill_share:.0%} of GPU time")
+    m[4].caption(f"decode takes {1 - sizing.prefill_share:.0%} of GPU time")
+    m[5].caption(f"{sizing.monthly_requests:,.0f} requests a month")
+    chart(
+        _speed_chart(config, dep, load, sizing),
+        key="kv-workload",
+        alt="Falling line of tokens per second each user sees against users per model copy, with the target.",
+    )
+    compute = (
+        f"; from {plural(sizing.compute_from, 'user')} on, a step is limited by compute rather than memory reads"
+        if sizing.compute_from
+        else ""
+    )
+    where = "the fewest GPUs that hold the model, chosen by the page" if auto else "your choice of GPUs per copy"
+    carry = "carries" if sizing.copies == 1 else "carry"
+    explain(
+        f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} ({where}) can hold "
+        f"{plural(sizing.kv_users, 'user')} at {load.prompt_tokens + load.output_tokens:,} tokens; "
+        f"the plan runs {plural(sizing.batch, 'user')} per copy, limited by "
+        f"{sv.LIMITS[sizing.limit]}: each sees {sizing.tokens_per_s_user:,.1f} tokens/s and a first token after "
+        f"{sizing.ttft_s:,.2f} s{compute}. {plural(sizing.copies, 'copy', 'copies')} {carry} "
+        f"{load.requests_per_minute:,g} requests a minute.",
+        f"The bill is the best case (a floor): the time model assumes perfect batching and no queueing. GPU time is "
+        f"split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
+        f"{1 - sizing.prefill_share:.0%} writing answers (decode, output tokens), which is how the $ per 1M input "
+        "and output tokens divide the bill.",
+    )
+    return sizing, None
+
+
+@lru_cache(maxsize=64)
+def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv.Sizing | None, str | None]:
+    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys)."""
+    return sv.size_workload(config, dep, efficiency(dep), load)
+
+
+def efficiency(dep: kv.Deployment) -> sv.Efficiency:
+    """The time model's settings as the engine-settings expander holds them."""
+    return sv.Efficiency(dep.mfu, dep.efficiency, dep.layer_overhead_s)
+
+
+@lru_cache(maxsize=64)
+def _speed_chart(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, sizing: sv.Sizing) -> go.Figure:
+    s = sv.Setup(config, dep.gpu, dep.tp, dep.weight_bits, dep.kv_dtype, efficiency(dep))
+    batches = np.unique(np.geomspace(1, sizing.kv_users, min(sizing.kv_users, 200)).astype(np.int64))
+    speed = 1.0 / sv.decode_step(s, batches, load.prompt_tokens + load.output_tokens / 2).seconds
+    data = [
+        {
+            "type": "scatter",
+            "x": batches,
+            "y": speed,
+            "mode": "lines",
+            "name": "tokens/s each user sees",
+            "line": {"color": BLUE, "width": 3},
+            "hovertemplate": "%{x:,} users per copy<br>%{y:,.1f} tokens/s each<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": [batches[0], batches[-1]],
+            "y": [load.min_tokens_per_s] * 2,
+            "mode": "lines",
+            "name": f"target {load.min_tokens_per_s:,g} tokens/s",
+            "line": {"color": ORANGE, "dash": "dash"},
+            "hoverinfo": "skip",
+        },
+    ]
+    marker = {"type": "line", "x0": sizing.batch, "x1": sizing.batch, "y0": 0, "y1": 1, "yref": "paper"}
+    note = {
+        "x": math.log10(sizing.batch) if sizing.batch > 1 else 0,
+        "y": 1,
+        "yref": "paper",
+        "text": f"plan: {plural(sizing.batch, 'user')} per copy",
+        "showarrow": False,
+        "xanchor": "left" if sizing.batch < batches[-1] / 3 else "right",
+        "yanchor": "bottom",
+    }
+    low, high = float(min(speed.min(), load.min_tokens_per_s)), float(max(speed.max(), load.min_tokens_per_s))
+    return go.Figure(
+        data=data,
+        layout=layout(
+            "Speed each user sees vs users per model copy",
+            380,
+            margin={"l": 10, "r": 10, "t": 60, "b": 10},
+            legend={"orientation": "h", "y": -0.25},
+            template="none",
+            xaxis=log_axis("users decoding together on one copy (log scale)", 1, float(batches[-1])),
+            yaxis=log_axis("tokens/s per user (log scale)", low * 0.8, high * 1.25),
+            shapes=[{**marker, "line": {"color": "#1b1f24", "dash": "dot"}}],
+            annotations=[note],
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------------- build vs buy
+def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv.Workload, api: str, prices) -> None:
+    """API prices against self-hosting: the break-even chart and one sentence."""
+    st.subheader("Build or buy: self-hosting against an API")
+    state.price_widgets()
+    if api in sv.api_prices():
+        preset = sv.api_prices()[api]
+        st.caption(f"{preset.provider} list price as of {preset.date}: {preset.source}")
+    if sizing is None:
+        st.info("Self-hosting has no plan for this workload (see the Workload tab), so there is nothing to compare.")
+        return
+    price_in, price_out = prices
+    even = _even(sizing, load, price_in, price_out)
+    chart(
+        _break_even_chart(sizing, load, price_in, price_out),
+        key="kv-break-even",
+        alt="Log-log chart of monthly cost against monthly tokens: a staircase for GPUs, a straight line for the API.",
+    )
+    volume = load.requests_per_minute * 60 * load.hours_per_month * (load.prompt_tokens + load.output_tokens)
+    api_month = volume * even.api_per_token
+    now = "cheaper" if sizing.monthly_cost < api_month else "dearer"
+    if even.threshold is None:
+        sentence = (
+            f"At this workload self-hosting {config.name} is never cheaper than the API: even a full copy costs "
+            f"{dollars(even.copy_month)} a month for {short(even.copy_tokens)} tokens, which the API sells for "
+            f"{dollars(even.copy_tokens * even.api_per_token)}."
+        )
+    else:
+        sentence = (
+            f"Self-hosting {config.name} is cheaper than the API above {short(even.threshold)} tokens a month "
+            f"({even.threshold / even.copy_tokens:.0%} of one copy's {short(even.copy_tokens)}), and again each time "
+            f"a new copy is {even.threshold / even.copy_tokens:.0%} busy."
+        )
+    explain(
+        f"{sentence} Your peak traffic, served all month, is {short(volume)} tokens: self-hosting costs "
+        f"{dollars(sizing.monthly_cost)} and the API {dollars(api_month)}, so self-hosting is {now}.",
+        "GPUs are bought by the hour whether busy or not, so their cost climbs in whole copies; an API bills every "
+        "token. Self-hosting pays only when traffic keeps its copies busy; the GPU line is the best case (a floor), "
+        "before engineers, storage and idle nights.",
+    )
+
+
+@lru_cache(maxsize=32)
+def _even(sizing: sv.Sizing, load: sv.Workload, price_in: float, price_out: float) -> sv.BreakEven:
+    return sv.break_even(sizing, load, price_in, price_out)
+
+
+@lru_cache(maxsize=32)
+def _break_even_chart(sizing: sv.Sizing, load: sv.Workload, price_in: float, price_out: float) -> go.Figure:
+    even = _even(sizing, load, price_in, price_out)
+    low = float(min(even.self_hosted.min(), even.api.min()))
+    high = float(max(even.self_hosted.max(), even.api.max()))
+    data = [
+        {
+            "type": "scatter",
+            "x": even.tokens,
+            "y": even.self_hosted,
+            "mode": "lines",
+            "line": {"shape": "hv", "color": BLUE, "width": 3},
+            "name": "self-hosted GPUs (floor)",
+            "hovertemplate": "%{x:,.3s} tokens/month<br>$%{y:,.0f} a month<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": even.tokens,
+            "y": even.api,
+            "mode": "lines",
+            "line": {"color": ORANGE, "width": 2},
+            "name": "API list price",
+            "hovertemplate": "%{x:,.3s} tokens/month<br>$%{y:,.0f} a month<extra></extra>",
+        },
+    ]
+    return go.Figure(
+        data=data,
+        layout=layout(
+            "Monthly cost vs monthly tokens",
+            400,
+            margin={"l": 10, "r": 10, "t": 60, "b": 10},
+            legend={"orientation": "h", "y": -0.25},
+            template="none",
+            xaxis=log_axis("tokens a month (log scale)", float(even.tokens[0]), float(even.tokens[-1])),
+            yaxis=log_axis("$ a month (log scale)", low, high, money=True),
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------------- calibration
+def calibration_section(dep: kv.Deployment) -> None:
+    """Predicted vs measured on every published point, the medians in one line, and the logged KV capacities."""
+    eff = efficiency(dep)
+    rows, throughput, latency = _calibration(eff)
+    st.subheader("How close is the time model to real servers?")
+    points = plural(len(rows), "published measurement")
+    st.markdown(
+        f"**Median error: throughput {throughput:.0%}, latency {latency:.0%}** over {points} (MFU {eff.mfu:.2f}, "
+        f"MBU {eff.mbu:.2f}, {eff.layer_overhead_s * 1e6:,.0f} µs per layer and pass)."
+    )
+    default = sv.default_efficiency()
+    st.markdown(
+        f"The defaults (MFU {default.mfu:.2f}, MBU {default.mbu:.2f}, {default.layer_overhead_s * 1e6:,.0f} µs) are "
+        "fitted on these points: the one setting for all of them that makes the larger median error smallest, "
+        "within plausible ranges. Change them under *Engine settings* and this table follows."
+    )
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "error": st.column_config.NumberColumn(format="%+.0f%%", pinned=True),
+            "source": st.column_config.LinkColumn(display_text="open"),
+        },
+    )
+    st.markdown("**Engines' logged KV-cache sizes**, rebuilt with the memory budget rules from the same logs:")
+    st.dataframe(
+        _capacities(),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "error": st.column_config.NumberColumn(format="%+.2f%%", pinned=True),
+            "source": st.column_config.LinkColumn(display_text="open"),
+        },
+    )
+
+
+@lru_cache(maxsize=16)
+def _calibration(eff: sv.Efficiency) -> tuple[pa.Table, float, float]:
+    errs = cal.errors(eff)
+    throughput, latency = cal.medians(errs)
+    rows = pa.Table.from_pylist(
+        [
+            {
+                "error": round(100 * err, 1),
+                "measured": round(p.measured, 4),
+                "predicted": round(cal.predict(p, eff), 4),
+                "unit": cal.UNITS[p.kind],
+                "model": cal.model(p.model).name,
+                "setup": (
+                    f"{p.engine} {p.engine_version}, {p.tp} × {kv.gpus()[p.gpu].name}, {p.weights} weights, "
+                    f"batch {p.batch}, {p.input:,} in / {p.output:,} out"
+                ),
+                "as published": p.published,
+                "source": p.source,
+            }
+            for p, err in zip(cal.points(), errs, strict=True)
+        ]
+    )
+    return rows, throughput, latency
+
+
+@lru_cache(maxsize=1)
+def _capacities() -> pa.Table:
+    return pa.Table.from_pylist(
+        [
+            {
+                "error": round(100 * c.error, 2),
+                "logged tokens": c.logged,
+                "predicted tokens": c.predicted,
+                "engine": c.engine,
+                "model": c.model,
+                "GPUs": c.gpu_name,
+                "as logged": c.published,
+                "source": c.source,
+            }
+            for c in cal.capacities()
+        ]
+    )
+
+
+def calibration_sources() -> list[str]:
+    """Source lines for the Sources tab: the measurements, the API prices and the measured models' configs."""
+    lines = [f"**Serving measurement {p.id}**: {p.source}" for p in cal.points()]
+    lines += [f"**Logged KV-cache size {c.id}**: {c.source}" for c in cal.capacities()]
+    lines += [f"**{name} config**: {source}" for name, source in cal.model_sources().items()]
+    lines += [f"**{p.provider} {p.model} price ({p.date})**: {p.source}" for p in sv.api_prices().values()]
+    return lines

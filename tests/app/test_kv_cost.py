@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import calibration as cal
 from core import kv_cache as kv
+from core import serving as sv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
@@ -81,7 +83,7 @@ def test_headline_matches_the_engine(at):
     plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
     shown = metrics(at)
     assert shown["GPUs needed"] == f"{plan.gpus_needed:,}"
-    assert shown["Users per GPU"] == f"{plan.users_per_gpu:,.2f}"
+    assert shown["Users per model copy"] == f"{plan.max_users:,}"
     assert shown["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
     assert shown[f"KV for {16:,} users"] == gb(plan.kv_total)
 
@@ -112,10 +114,10 @@ def test_context_and_element_type_change_the_cache(at, key, value, expected):
 
 
 def test_gpu_and_tensor_parallelism_change_users(at):
-    before = metrics(at)["Users per GPU"]
+    before = metrics(at)["Users per model copy"]
     at.selectbox(key="gpu").set_value("h200-sxm").run()
     h200 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"]))
-    assert metrics(at)["Users per GPU"] == f"{h200.users_per_gpu:,.2f}" != before
+    assert metrics(at)["Users per model copy"] == f"{h200.max_users:,}" != before
     at.selectbox(key="tp").set_value(2).run()
     tp2 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=2))
     assert metrics(at)["GPUs needed"] == f"{tp2.gpus_needed:,}"
@@ -130,10 +132,17 @@ def test_price_and_weight_bits_change_cost(at):
     assert metrics(at)["$ per 1M output tokens"] != doubled
 
 
-def test_model_that_does_not_fit_says_so(at):
+def test_gpus_per_copy_follow_the_model_unless_the_reader_sets_them(at):
+    assert at.selectbox(key="tp").value == "auto"
     at.selectbox(key="model").set_value("llama-3.1-405b").run()
+    auto = kv.plan(P["llama-3.1-405b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=16))
+    assert metrics(at)["GPUs needed"] == f"{auto.gpus_needed:,}"
+    assert "× 16 GPUs (the fewest that hold it, set by the page)" in captions(at)
+    at.selectbox(key="tp").set_value(1).run()
     assert metrics(at)["GPUs needed"] == "does not fit"
     assert "needs ≥ 16 GPUs per copy" in captions(at)
+    at.selectbox(key="tp").set_value(32).run()
+    assert "(your choice)" in captions(at)
 
 
 def test_impossible_tensor_parallelism_keeps_the_last_valid_scenario(at):
@@ -201,12 +210,13 @@ def test_url_restores_the_scenario():
         ("KV vs context", "KV cache of one user vs context length"),
         ("Memory per GPU", "Memory of one GPU: weights / KV cache / reserve / free"),
         ("Users vs context", "Maximum concurrent users vs context length"),
-        ("Cost vs batch", "Cost per 1M output tokens vs batch size (upper-bound estimate)"),
+        ("Cost vs batch", "Cost per 1M output tokens vs batch size (best case: a floor)"),
     ],
 )
 def test_each_view_draws_its_chart_and_explains_it(view, title):
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.query_params["view"] = view
+    app.session_state[SECTION] = "Sources"  # a section tab without a chart: the view's chart is the only one
     app.run()
     charts = figures(app)
     assert len(charts) == 1 and charts[0]["layout"]["title"]["text"] == title
@@ -249,6 +259,7 @@ def test_comparison_table_follows_the_selection(at):
 
 
 def test_finance_lines_follow_the_numbers(at):
+    open_section(at, "Budget")
     text = "\n".join(m.value for m in at.markdown)
     assert "**Doubling the context** from 32,768 to 65,536 tokens" in text
     assert "users per copy from 3 to 1" in text
@@ -285,7 +296,7 @@ def test_hostile_link_never_crashes_and_falls_back_to_the_primer():
     app.run()
     assert not app.exception
     assert metrics(app)["KV per user"] == "17.18 GB"
-    assert app.number_input(key="context").value == 32768 and app.selectbox(key="tp").value == 1
+    assert app.number_input(key="context").value == 32768 and app.selectbox(key="tp").value == "auto"
 
 
 def test_link_to_a_custom_model_restores_its_fields():
@@ -408,10 +419,11 @@ def test_an_edited_field_survives_closing_and_reopening_and_stays_in_the_link(at
 
 
 def test_sections_below_the_table_are_drawn_when_opened(at):
-    assert "Parameters computed from the config" not in metrics(at)  # only the open tab (the budget) is drawn
+    assert "Parameters computed from the config" not in metrics(at)  # only the open tab (the workload) is drawn
     open_section(at, "Sources")
     text = "\n".join(m.value for m in at.markdown)
-    assert "**Sources of every preset figure and assumption**" in text and "**Doubling the context**" not in text
+    assert "**Sources of every preset figure and default**" in text and "**Doubling the context**" not in text
+    assert "Monthly GPU bill (floor)" not in metrics(at)
     assert f"**{kv.gpus()['h100-sxm'].name}**" in text
     open_config(at)
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 40}').run()
@@ -428,7 +440,7 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
     assert not app.slider  # the engine settings are drawn only while their expander is open
     dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], utilisation=0.8, efficiency=0.5)
     plan = kv.plan(P["primer-7b"], dep)
-    assert metrics(app)["Users per GPU"] == f"{plan.users_per_gpu:,.2f}"
+    assert metrics(app)["Users per model copy"] == f"{plan.max_users:,}"
     assert metrics(app)["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
     app.session_state[ENGINE_OPEN] = True
     app.run()
@@ -443,6 +455,131 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
         "block": "32",
     }
     assert (
-        metrics(app)["Users per GPU"]
-        == f"{kv.plan(P['primer-7b'], replace(dep, block=32, users=8)).users_per_gpu:,.2f}"
+        metrics(app)["Users per model copy"]
+        == f"{kv.plan(P['primer-7b'], replace(dep, block=32, users=8)).max_users:,}"
     )
+
+
+# ------------------------------------------------------------------------------------------------ the planner
+def workload_dep(**changes) -> kv.Deployment:
+    return replace(kv.Deployment(gpu=kv.gpus()["h100-sxm"]), **changes)
+
+
+def test_workload_plan_matches_the_engine(at):
+    assert at.session_state[SECTION] == "Workload and bill"  # the first tab, open by default
+    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    shown = metrics(at)
+    assert shown["GPUs"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
+    assert shown["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+    assert shown["Input: $ per 1M tokens"] == f"${sizing.cost_per_m_input:,.2f}"
+    assert shown["Output: $ per 1M tokens"] == f"${sizing.cost_per_m_output:,.2f}"
+    text = explained(at)
+    assert f"the plan runs {sizing.batch} users per copy" in text and "best case (a floor)" in text
+    assert f"{sizing.prefill_share:.0%} reading prompts (prefill, input tokens)" in text
+    assert "the fewest GPUs that hold the model, chosen by the page" in text
+
+
+def test_workload_fields_change_the_bill_and_live_in_the_link(at):
+    at.number_input(key="rpm").set_value(6000.0).run()
+    at.number_input(key="answer").set_value(500).run()
+    load = sv.Workload(requests_per_minute=6000.0, output_tokens=500)
+    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), load)
+    assert metrics(at)["GPUs"] == f"{sizing.gpus:,} GPUs" and sizing.gpus > 1
+    open_section(at, "Calibration")  # the workload's fields are no longer drawn ...
+    assert at.query_params["rpm"] == "6000.0" and at.query_params["answer"] == "500"  # ... but stay in the link
+    shared = AppTest.from_file(PAGE, default_timeout=60)
+    shared.query_params.update({**at.query_params})
+    shared.run()
+    assert metrics(shared)["GPUs"] == f"{sizing.gpus:,} GPUs"
+    assert shared.number_input(key="rpm").value == 6000.0
+
+
+@pytest.mark.parametrize(
+    ("key", "raw"),
+    [("rpm", "-5"), ("prompt", "1e308"), ("ttft", "inf"), ("speed", "0"), ("hours", "nan"), ("api_in", "-1")],
+)
+def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params[key] = raw
+    app.run()
+    assert not app.exception
+    assert any(f"`{key}={raw}`" in w.value for w in app.warning)
+    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    assert metrics(app)["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+
+
+def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(at):
+    at.selectbox(key="model").set_value("gpt2").run()  # at most 1,024 tokens
+    before = metrics(at)["Monthly GPU bill (floor)"]
+    at.number_input(key="prompt").set_value(2000).run()
+    assert not at.exception
+    assert any("Mean prompt (2,000) + mean answer (250)" in e.value for e in at.error)
+    assert metrics(at)["Monthly GPU bill (floor)"] == before
+
+
+def test_a_latency_target_no_batch_meets_says_so(at):
+    at.number_input(key="speed").set_value(10_000.0).run()
+    assert not at.exception
+    assert any("short of the target" in w.value for w in at.warning)
+
+
+def test_build_vs_buy_compares_with_the_api_and_finds_the_break_even(at):
+    open_section(at, "Build vs buy")
+    spec = next(f for f in figures(at) if f["layout"]["title"]["text"] == "Monthly cost vs monthly tokens")
+    assert [trace["name"] for trace in spec["data"]] == ["self-hosted GPUs (floor)", "API list price"]
+    ticks = spec["layout"]["yaxis"]["ticktext"]
+    assert all(tick.startswith("$") for tick in ticks)
+    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    first = next(iter(sv.api_prices().values()))
+    even = sv.break_even(sizing, sv.Workload(), first.input_per_m, first.output_per_m)
+    text = explained(at)
+    if even.threshold is None:
+        assert "is never cheaper than the API" in text
+    else:
+        assert "is cheaper than the API above" in text
+    at.selectbox(key="api").set_value("gpt-4o").run()
+    assert at.number_input(key="api_in").value == 2.5 and at.number_input(key="api_out").value == 10.0
+    assert "is cheaper than the API above" in explained(at)
+    assert at.query_params["api"] == "OpenAI GPT-4o, 2025-03"
+    at.number_input(key="api_in").set_value(0.0).run()
+    at.number_input(key="api_out").set_value(0.01).run()
+    assert at.selectbox(key="api").value == "custom"
+    assert "is never cheaper than the API" in explained(at)
+
+
+def test_calibration_tab_shows_every_point_and_the_medians(at):
+    open_section(at, "Calibration")
+    errs = cal.errors(sv.default_efficiency())
+    throughput, latency = cal.medians(errs)
+    line = f"**Median error: throughput {throughput:.0%}, latency {latency:.0%}** over {len(cal.points())} published"
+    assert any(line in m.value for m in at.markdown)
+    table = at.dataframe[-2].value
+    assert len(table) == len(cal.points()) and list(table["error"]) == [round(100 * e, 1) for e in errs]
+    assert all(source.startswith("https://") for source in table["source"])
+    assert len(at.dataframe[-1].value) == len(cal.capacities())
+    at.session_state[ENGINE_OPEN] = True
+    at.run()
+    at.slider(key="mfu").set_value(0.2).run()
+    slower = cal.medians(cal.errors(sv.Efficiency(0.2, sv.default_efficiency().mbu, 135e-6)))
+    assert any(f"throughput {slower[0]:.0%}, latency {slower[1]:.0%}" in m.value for m in at.markdown)
+    assert at.query_params["mfu"] == "0.2"
+
+
+def test_money_columns_come_first_with_a_dollar_format(at):
+    assert list(at.dataframe[0].value.columns)[:2] == ["model", "$ per 1M output tokens (floor)"]
+    open_section(at, "Budget")
+    options = at.dataframe[1].value
+    assert list(options.columns)[1].startswith("cheaper per token than") and "users per model copy" in options.columns
+
+
+def test_log_axes_have_full_tick_labels():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["view"] = "Cost vs batch"
+    app.run()
+    cost = next(f for f in figures(app) if f["layout"]["title"]["text"].startswith("Cost per 1M"))
+    assert cost["layout"]["yaxis"]["ticktext"] and all(t.startswith("$") for t in cost["layout"]["yaxis"]["ticktext"])
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["view"] = "KV vs context"
+    app.run()
+    kv_fig = next(f for f in figures(app) if f["layout"]["title"]["text"].startswith("KV cache of one user"))
+    assert "1K" in kv_fig["layout"]["xaxis"]["ticktext"] or "10K" in kv_fig["layout"]["xaxis"]["ticktext"]

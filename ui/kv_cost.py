@@ -29,7 +29,7 @@ from core.model_config import (
 from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
-from ui.kv_planner import MONEY, calibration_sources, log_axis, plural
+from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
 from ui.widgets import chart, download_csv, explain
 
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
@@ -526,9 +526,11 @@ def table(
     money_columns: tuple[str, ...] = (),
 ) -> None:
     """A full-width table without index, `readable` columns with thousands separators, money columns pinned at the
-    left with a $ sign, and an optional CSV download (name, key) built only when clicked. Tables arrive as cached Arrow
-    tables: a rerun converts nothing."""
+    left (after the first column, pinned too) with a $ sign, and an optional CSV download (name, key) built only when
+    clicked. Tables arrive as cached Arrow tables: a rerun converts nothing."""
     config = dict.fromkeys(readable, READABLE) | dict.fromkeys(money_columns, MONEY)
+    if money_columns:
+        config[rows.column_names[0]] = PINNED
     st.dataframe(rows, hide_index=True, width="stretch", column_config=config)
     if download:
         name, key = download

@@ -680,9 +680,9 @@ def tp_is_auto() -> bool:
 def workload_widgets() -> None:
     """The workload's fields in three columns; drawn only while their tab is open (values kept in the session)."""
     kept = {"bind": None, "persist_state": "session"}
-    cols = st.columns(3)
-    for index, key in enumerate(WORKLOAD_KEYS):
-        _number(key, cols[index % 3], **kept)
+    for row in (WORKLOAD_KEYS[:3], WORKLOAD_KEYS[3:]):  # row by row, so a phone stacks them in reading order
+        for col, key in zip(st.columns(3), row, strict=True):
+            _number(key, col, **kept)
 
 
 def _on_api_change() -> None:

@@ -24,6 +24,7 @@ from ui.figures import layout
 from ui.widgets import chart, explain
 
 MONEY = st.column_config.NumberColumn(format="dollar", pinned=True)
+PINNED = st.column_config.Column(pinned=True)
 BLUE, ORANGE, GREY = "#1f5f99", "#d9822b", "#5d6d7e"
 
 
@@ -56,7 +57,8 @@ def log_axis(title: str, low: float, high: float, *, money: bool = False) -> dic
     digits; at most about eight labels (every decade's 1 alone over wide ranges)."""
     low, high = max(low, 1e-12), max(high, low * 1.0001)
     decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-    steps = (1, 2, 5) if math.log10(high / low) <= 3 else (1,)
+    span = math.log10(high / low)
+    steps = (1, 1.5, 2, 3, 4, 5, 6, 8) if span < 1.2 else (1, 2, 5) if span <= 3 else (1,)
     ticks = [m * 10.0**d for d in decades for m in steps if low / 1.0001 <= m * 10.0**d <= high * 1.0001]
     if len(ticks) > 9:
         ticks = ticks[:: math.ceil(len(ticks) / 8)]
@@ -84,7 +86,7 @@ def workload_section(
         st.warning(f"No plan on {plural(dep.tp, 'GPU')} of {dep.gpu.name} per copy: {reason}.")
         return None, reason
     m = [*st.columns(3), *st.columns(3)]
-    m[0].metric("GPUs", plural(sizing.gpus, "GPU"), help="Model copies × GPUs per copy.")
+    m[0].metric("GPUs for this workload", plural(sizing.gpus, "GPU"), help="Model copies × GPUs per copy.")
     m[0].caption(f"{plural(sizing.copies, 'model copy', 'model copies')} × {plural(dep.tp, 'GPU')}")
     m[1].metric("Monthly GPU bill (floor)", dollars(sizing.monthly_cost), help="Best case: a floor, never a cap.")
     m[1].caption(f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
@@ -306,6 +308,8 @@ def calibration_section(dep: kv.Deployment) -> None:
         column_config={
             "error": st.column_config.NumberColumn(format="%+.2f%%", pinned=True),
             "source": st.column_config.LinkColumn(display_text="open"),
+            "logged tokens": st.column_config.NumberColumn(format="localized"),
+            "predicted tokens": st.column_config.NumberColumn(format="localized"),
         },
     )
 
@@ -318,21 +322,26 @@ def _calibration(eff: sv.Efficiency) -> tuple[pa.Table, float, float]:
         [
             {
                 "error": round(100 * err, 1),
-                "measured": round(p.measured, 4),
-                "predicted": round(cal.predict(p, eff), 4),
-                "unit": cal.UNITS[p.kind],
                 "model": cal.model(p.model).name,
+                "measured": _sig(p.measured),
+                "predicted": _sig(cal.predict(p, eff)),
+                "unit": cal.UNITS[p.kind],
+                "source": p.source,
                 "setup": (
                     f"{p.engine} {p.engine_version}, {p.tp} × {kv.gpus()[p.gpu].name}, {p.weights} weights, "
                     f"batch {p.batch}, {p.input:,} in / {p.output:,} out"
                 ),
                 "as published": p.published,
-                "source": p.source,
             }
             for p, err in zip(cal.points(), errs, strict=True)
         ]
     )
     return rows, throughput, latency
+
+
+def _sig(value: float) -> float:
+    """Three significant figures: a prediction is no more precise than that."""
+    return float(f"{value:.3g}")
 
 
 @lru_cache(maxsize=1)
@@ -341,13 +350,13 @@ def _capacities() -> pa.Table:
         [
             {
                 "error": round(100 * c.error, 2),
+                "model": c.model,
                 "logged tokens": c.logged,
                 "predicted tokens": c.predicted,
                 "engine": c.engine,
-                "model": c.model,
+                "source": c.source,
                 "GPUs": c.gpu_name,
                 "as logged": c.published,
-                "source": c.source,
             }
             for c in cal.capacities()
         ]

@@ -469,7 +469,7 @@ def test_workload_plan_matches_the_engine(at):
     assert at.session_state[SECTION] == "Workload and bill"  # the first tab, open by default
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     shown = metrics(at)
-    assert shown["GPUs"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
+    assert shown["GPUs for this workload"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
     assert shown["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
     assert shown["Input: $ per 1M tokens"] == f"${sizing.cost_per_m_input:,.2f}"
     assert shown["Output: $ per 1M tokens"] == f"${sizing.cost_per_m_output:,.2f}"
@@ -484,13 +484,13 @@ def test_workload_fields_change_the_bill_and_live_in_the_link(at):
     at.number_input(key="answer").set_value(500).run()
     load = sv.Workload(requests_per_minute=6000.0, output_tokens=500)
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), load)
-    assert metrics(at)["GPUs"] == f"{sizing.gpus:,} GPUs" and sizing.gpus > 1
+    assert metrics(at)["GPUs for this workload"] == f"{sizing.gpus:,} GPUs" and sizing.gpus > 1
     open_section(at, "Calibration")  # the workload's fields are no longer drawn ...
     assert at.query_params["rpm"] == "6000.0" and at.query_params["answer"] == "500"  # ... but stay in the link
     shared = AppTest.from_file(PAGE, default_timeout=60)
     shared.query_params.update({**at.query_params})
     shared.run()
-    assert metrics(shared)["GPUs"] == f"{sizing.gpus:,} GPUs"
+    assert metrics(shared)["GPUs for this workload"] == f"{sizing.gpus:,} GPUs"
     assert shared.number_input(key="rpm").value == 6000.0
 
 

@@ -7,7 +7,9 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from core import calibration as cal
 from core import kv_cache as kv
+from core import serving as sv
 from core.model_config import presets
 from tests.e2e.conftest import PageWatch
 from ui.navigation import PAGES
@@ -44,11 +46,11 @@ def test_shared_url_restores_the_scenario(server, browser, watch):
         presets()["llama-3.1-70b"],
         kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=2, context=65536, kv_dtype="fp8"),
     )
-    shown = {label: metric(watch, label) for label in ("KV per user", "GPUs needed", "Users per GPU")}
+    shown = {label: metric(watch, label) for label in ("KV per user", "GPUs needed", "Users per model copy")}
     assert shown == {
         "KV per user": gb(expected.kv_per_user),
         "GPUs needed": f"{expected.gpus_needed:,}",
-        "Users per GPU": f"{expected.users_per_gpu:,.2f}",
+        "Users per model copy": f"{expected.max_users:,}",
     }
     shared = watch.page.url
     query = parse_qs(urlparse(shared).query)
@@ -162,6 +164,71 @@ def test_custom_fields_stay_in_the_link_while_their_expander_is_closed(server, b
         recipient.open(shared, SPEC.landmark)
         assert recipient.page.get_by_label("Layers L", exact=True).count() == 0
         assert metric(recipient, "KV per user") == expected
+        assert recipient.errors == [], recipient.errors
+    finally:
+        recipient.close()
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors
+
+
+def tab(watch: PageWatch, name: str) -> None:
+    """Open one of the tabs below the side-by-side table (drawn once opened)."""
+    watch.page.get_by_role("tab", name=name).click()
+    watch.settle()
+
+
+@pytest.mark.e2e
+def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, browser, watch):
+    # A planner opens the page for Llama-3.1-70B: GPUs per copy follow the model (2 H100s hold it).
+    watch.open(server.url(f"{SPEC.url_path}?model=Llama-3.1-70B"), SPEC.landmark)
+    assert watch.exceptions_on_screen() == 0
+    watch.page.get_by_text("the fewest that hold it, set by the page").first.wait_for(timeout=30_000)
+
+    # The workload tab is open first: they type their traffic and answer length.
+    rpm = watch.page.get_by_label("Peak requests per minute", exact=True)
+    rpm.fill("1200")
+    rpm.press("Enter")
+    watch.settle()
+    answer = watch.page.get_by_label("Mean answer (output tokens)", exact=True)
+    answer.fill("400")
+    answer.press("Enter")
+    watch.settle()
+    config = presets()["llama-3.1-70b"]
+    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=kv.smallest_tp(config, kv.Deployment(gpu=kv.gpus()["h100-sxm"])))
+    load = sv.Workload(requests_per_minute=1200.0, output_tokens=400)
+    sizing, _ = sv.size_workload(config, dep, sv.default_efficiency(), load)
+    watch.page.wait_for_function("() => window.location.search.includes('rpm=1200')", timeout=30_000)
+    assert metric(watch, "GPUs for this workload") == f"{sizing.gpus:,} GPUs"
+    assert metric(watch, "Monthly GPU bill (floor)") == f"${sizing.monthly_cost:,.0f}"
+    watch.page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
+    watch.screenshot("kv_cost-workload")
+
+    # Build vs buy: the break-even chart and its sentence.
+    tab(watch, "Build vs buy")
+    watch.page.get_by_text("Monthly cost vs monthly tokens").first.wait_for(timeout=30_000)
+    sentence = watch.page.get_by_text("than the API", exact=False).first
+    sentence.wait_for(timeout=30_000)
+    watch.screenshot("kv_cost-build-vs-buy")
+
+    # Calibration: predicted vs measured with the medians in one line.
+    tab(watch, "Calibration")
+    throughput, latency = cal.medians(cal.errors(sv.default_efficiency()))
+    line = f"Median error: throughput {throughput:.0%}, latency {latency:.0%}"
+    watch.page.get_by_text(line, exact=False).first.wait_for(timeout=30_000)
+    assert watch.page.locator('[data-testid="stDataFrame"]').count() >= 3
+    watch.screenshot("kv_cost-calibration")
+
+    # The link holds the workload although its tab is closed; a recipient sees the same bill.
+    shared = watch.page.url
+    query = parse_qs(urlparse(shared).query)
+    assert query["rpm"] == ["1200.0"] and query["answer"] == ["400"] and query["model"] == ["Llama-3.1-70B"]
+    recipient = PageWatch(browser)
+    try:
+        recipient.open(shared, SPEC.landmark)
+        recipient.page.get_by_role("tab", name="Workload and bill").click()
+        recipient.settle()
+        assert metric(recipient, "Monthly GPU bill (floor)") == f"${sizing.monthly_cost:,.0f}"
+        assert recipient.page.get_by_label("Peak requests per minute", exact=True).input_value() == "1200.00"
         assert recipient.errors == [], recipient.errors
     finally:
         recipient.close()

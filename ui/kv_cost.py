@@ -306,7 +306,7 @@ def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: boo
     m[1].metric("KV per user", gb(result.kv_per_user), help="One conversation at the full context T, all layers.")
     m[1].caption(f"= {kv.to_gib(result.kv_per_user):,.2f} GiB (binary, 2³⁰ bytes)")
     m[2].metric(
-        f"KV for {dep.users:,} users",
+        f"KV for {plural(dep.users, 'user')}",
         gb(result.kv_total),
         help="All users' caches on all GPUs, including copies made by tensor parallelism.",
     )
@@ -464,7 +464,8 @@ def memory_view(compared: Compared) -> None:
     else:
         rep = (
             f" With {dep.tp} GPUs and only {config.n_kv_heads} KV heads each GPU holds "
-            f"{result.heads_per_gpu} head, so the cluster stores {result.replication:g} copies of the cache."
+            f"{plural(result.heads_per_gpu, 'KV head')}, so the cluster stores {result.replication:g} copies of the "
+            "cache."
         )
     explain(
         what + rep + " Compared models that do not fit on your GPU count are shown at the smallest count that fits.",
@@ -484,7 +485,7 @@ def users_view(compared: Compared) -> None:
     half = kv.at_context(dep, 0.5)
     explain(
         f"At {dep.context:,} tokens one {dep.tp}-GPU copy of {config.name} on {dep.gpu.name} serves at most "
-        f"{result.max_users:,} users at once; at {half.context:,} tokens it would serve "
+        f"{plural(result.max_users, 'user')} at once; at {half.context:,} tokens it would serve "
         f"{kv.plan(config, half).max_users:,}. Lines stop where not even one user fits.",
         "Concurrency, not speed, is what long context costs: halving the context roughly doubles the users a GPU "
         "can carry, and so halves the hardware per user.",
@@ -554,7 +555,7 @@ def _comparison(compared: Compared) -> pa.Table:
                 "weights (GB)": round(kv.to_gb(p.weights_bytes), 2),
                 "GPUs per copy": d.tp,
                 "users per copy": p.max_users,
-                f"GPUs for {dep.users:,} users": p.gpus_needed,
+                f"GPUs for {plural(dep.users, 'user')}": p.gpus_needed,
                 "tokens/s per copy (ceiling)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
             }
             for _, c, d, p in compared
@@ -569,8 +570,8 @@ def comparison_table(compared: Compared) -> None:
     table(_comparison(compared), download=("comparison", "kv-comparison"), money_columns=(COST_COLUMN,))
     st.caption(
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
-        f"{t:,} tokens, {dep.users:,} users; compared models at your GPUs per copy, or the smallest number that "
-        "holds them."
+        f"{t:,} tokens, {plural(dep.users, 'user')}; compared models at your GPUs per copy, or the smallest number "
+        "that holds them."
     )
 
 

@@ -25,7 +25,9 @@ scenario.link_notes()
 st.markdown(
     f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "
     "earlier tokens. This page turns the primer's size formula into a deployment plan: memory per GPU, how many "
-    "users fit, how many GPUs you need and what a million generated tokens cost. Every number below follows from "
+    "users fit, how many GPUs you need and what a million generated tokens cost; the tabs below the table plan a "
+    "workload's monthly bill, weigh it against an API and show how close the time model comes to measured servers. "
+    "Every number below follows from "
     "the choices in this box, and the page's address holds all of them: copy the link to share the scenario."
 )
 st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=scenario.load_primer_example, type="primary")

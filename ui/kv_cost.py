@@ -510,7 +510,8 @@ def cost_view(compared: Compared) -> None:
         f"One user alone costs {money(alone)} per 1M tokens; {plural(result.batch, 'user')} decoding together "
         f"cost {money(result.cost_per_million)} (at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, "
         f"{dep.efficiency:.0%} of {dep.gpu.bandwidth_tb_s:g} TB/s bandwidth, MFU {dep.mfu:.0%}).",
-        "Each decoding step reads all the weights once however many users share it, so batching divides the "
+        "Each decoding step reads the weights once however many users share it (a mixture of experts only the "
+        "experts its batch is routed to), so batching divides the "
         "weights' cost among users until the KV cache fills the memory. These costs are the best case (a floor): "
         "compute, scheduling and communication only make real tokens slower and dearer.",
     )

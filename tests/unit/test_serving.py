@@ -150,3 +150,14 @@ def test_api_price_presets_name_provider_date_and_source():
     for price in prices.values():
         assert price.provider and price.date and price.source.startswith("https://")
         assert 0 < price.input_per_m <= price.output_per_m
+
+
+def test_deepseek_v3_at_16_users_reads_well_under_half_its_experts():
+    config = P["deepseek-v3"]
+    w = sv.weights(config)
+    touched = 256 * (1 - (1 - 8 / 256) ** 16)
+    assert float(sv.experts_touched(w, 16)) == pytest.approx(touched) and touched < 103
+    full = float(sv.weight_bytes_read(config, 1e6, 8))
+    assert float(sv.weight_bytes_read(config, 16, 8)) < 0.5 * full
+    step = kv.decode_seconds(config, kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=8, context=4096), np.array([16, 64]))
+    assert step[0] < step[1]

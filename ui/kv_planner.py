@@ -365,8 +365,18 @@ def _capacities() -> pa.Table:
 
 def calibration_sources() -> list[str]:
     """Source lines for the Sources tab: the measurements, the API prices and the measured models' configs."""
-    lines = [f"**Serving measurement {p.id}**: {p.source}" for p in cal.points()]
-    lines += [f"**Logged KV-cache size {c.id}**: {c.source}" for c in cal.capacities()]
+    measured: dict[str, list[cal.Point]] = {}
+    for point in cal.points():
+        measured.setdefault(point.source, []).append(point)
+    lines = [
+        f"**Serving measurements, {points[0].engine} on {', '.join(sorted({kv.gpus()[p.gpu].name for p in points}))} "
+        f"({plural(len(points), 'point')})**: {source}"
+        for source, points in measured.items()
+    ]
+    logged: dict[str, list[str]] = {}
+    for row in cal.capacities():
+        logged.setdefault(row.source, []).append(f"{row.engine} {row.model}")
+    lines += [f"**Logged KV-cache sizes ({', '.join(dict.fromkeys(names))})**: {src}" for src, names in logged.items()]
     lines += [f"**{name} config**: {source}" for name, source in cal.model_sources().items()]
     lines += [f"**{p.provider} {p.model} price ({p.date})**: {p.source}" for p in sv.api_prices().values()]
     return lines

@@ -53,12 +53,13 @@ for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
 
 show.comparison_table(compared)
 work, buy, calibration, budget, anatomy, sources = st.tabs(scenario.SECTIONS, key=scenario.SECTION, on_change="rerun")
+serving_dep = planner.workload_deployment(config, deployment, load, scenario.tp_is_auto())
 if work.open:
     with work:
-        planner.workload_section(config, deployment, load, scenario.tp_is_auto())
+        planner.workload_section(config, serving_dep, load, scenario.tp_is_auto())
 if buy.open:
     with buy:
-        planner.build_vs_buy_section(config, planner.plan(config, deployment, load)[0], load, api, tuple(prices))
+        planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices))
 if calibration.open:
     with calibration:
         planner.calibration_section(deployment)

@@ -8,6 +8,7 @@ and throughput ceilings: the time model assumes perfect batching and no queueing
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 import numpy as np
@@ -108,7 +109,7 @@ def workload_section(
         if sizing.compute_from
         else ""
     )
-    where = "the fewest GPUs that hold the model, chosen by the page" if auto else "your choice of GPUs per copy"
+    where = "the fewest GPUs that hold the model and one request, chosen by the page" if auto else "your choice"
     carry = "carries" if sizing.copies == 1 else "carry"
     explain(
         f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} ({where}) can hold "
@@ -123,6 +124,15 @@ def workload_section(
         "and output tokens divide the bill.",
     )
     return sizing, None
+
+
+def workload_deployment(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, auto: bool) -> kv.Deployment:
+    """The deployment the workload runs on: the reader's GPUs per copy, or (Auto) the fewest that hold one request of
+    the workload's prompt + answer, which may be fewer than the page's longer context per user needs."""
+    if not auto:
+        return dep
+    tp = kv.smallest_tp(config, replace(dep, tp=1, context=load.prompt_tokens + load.output_tokens, prefix=0))
+    return replace(dep, tp=tp) if tp else dep
 
 
 @lru_cache(maxsize=64)

@@ -476,7 +476,7 @@ def test_workload_plan_matches_the_engine(at):
     text = explained(at)
     assert f"the plan runs {sizing.batch} users per copy" in text and "best case (a floor)" in text
     assert f"{sizing.prefill_share:.0%} reading prompts (prefill, input tokens)" in text
-    assert "the fewest GPUs that hold the model, chosen by the page" in text
+    assert "the fewest GPUs that hold the model and one request, chosen by the page" in text
 
 
 def test_workload_fields_change_the_bill_and_live_in_the_link(at):
@@ -583,3 +583,18 @@ def test_log_axes_have_full_tick_labels():
     app.run()
     kv_fig = next(f for f in figures(app) if f["layout"]["title"]["text"].startswith("KV cache of one user"))
     assert "1K" in kv_fig["layout"]["xaxis"]["ticktext"] or "10K" in kv_fig["layout"]["xaxis"]["ticktext"]
+
+
+def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"model": "Llama-3.1-70B"})  # 32,768 tokens per user need 4 H100s per copy ...
+    app.run()
+    assert "× 4 GPUs (the fewest that hold it, set by the page)" in captions(app)
+    h100 = kv.gpus()["h100-sxm"]
+    tp = kv.smallest_tp(P["llama-3.1-70b"], kv.Deployment(gpu=h100, context=1250))
+    assert tp == 2  # ... a request of 1,000 + 250 tokens needs only 2
+    sizing, _ = sv.size_workload(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
+    assert metrics(app)["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+    assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
+    app.selectbox(key="tp").set_value(8).run()
+    assert "on 8 × H100 SXM (your choice)" in explained(app)

@@ -194,7 +194,8 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     answer.press("Enter")
     watch.settle()
     config = presets()["llama-3.1-70b"]
-    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=kv.smallest_tp(config, kv.Deployment(gpu=kv.gpus()["h100-sxm"])))
+    h100 = kv.gpus()["h100-sxm"]  # Auto: the fewest GPUs that hold one request of 1,000 + 400 tokens
+    dep = kv.Deployment(gpu=h100, tp=kv.smallest_tp(config, kv.Deployment(gpu=h100, context=1400)))
     load = sv.Workload(requests_per_minute=1200.0, output_tokens=400)
     sizing, _ = sv.size_workload(config, dep, sv.default_efficiency(), load)
     watch.page.wait_for_function("() => window.location.search.includes('rpm=1200')", timeout=30_000)

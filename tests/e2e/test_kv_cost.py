@@ -184,8 +184,17 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     assert watch.exceptions_on_screen() == 0
     watch.page.get_by_text("the fewest that hold it, set by the page").first.wait_for(timeout=30_000)
 
-    # The workload tab is open first: they type their traffic and answer length.
+    # The workload tab is open first. Out-of-range values are refused in the field itself; the bill stays.
     rpm = watch.page.get_by_label("Peak requests per minute", exact=True)
+    bill = metric(watch, "Monthly GPU bill (floor)")
+    for bad in ("-5", "1e308"):
+        rpm.fill(bad)
+        rpm.press("Enter")
+        watch.settle()
+        assert rpm.get_attribute("aria-invalid") == "true"
+        assert metric(watch, "Monthly GPU bill (floor)") == bill
+        assert "rpm=" not in watch.page.url
+    # They type their traffic and answer length.
     rpm.fill("1200")
     rpm.press("Enter")
     watch.settle()

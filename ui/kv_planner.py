@@ -117,8 +117,8 @@ def workload_section(
         f"the plan runs {plural(sizing.batch, 'user')} per copy, limited by "
         f"{sv.LIMITS[sizing.limit]}: each sees {sizing.tokens_per_s_user:,.1f} tokens/s (a token every "
         f"{1000 * sizing.step_s:,.1f} ms) and a first token after {sizing.ttft_s:,.2f} s, and the copy writes "
-        f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all (a ceiling){compute}. {plural(sizing.copies, 'copy', 'copies')} {carry} "
-        f"{load.requests_per_minute:,g} requests a minute.",
+        f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all (a ceiling){compute}. "
+        f"{plural(sizing.copies, 'copy', 'copies')} {carry} {load.requests_per_minute:,g} requests a minute.",
         f"The bill is the best case (a floor): the time model assumes perfect batching and no queueing. GPU time is "
         f"split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
         f"{1 - sizing.prefill_share:.0%} writing answers (decode, output tokens), which is how the $ per 1M input "

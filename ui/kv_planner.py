@@ -191,7 +191,7 @@ def _speed_chart(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, siz
             margin={"l": 10, "r": 10, "t": 60, "b": 10},
             legend={"orientation": "h", "y": -0.25},
             template="none",
-            xaxis=log_axis("users decoding together on one copy (log scale)", 1, float(batches[-1])),
+            xaxis=log_axis("users per model copy (log scale)", 1, float(batches[-1])),
             yaxis=log_axis("tokens/s per user (log scale)", low * 0.8, high * 1.25),
             shapes=[{**marker, "line": {"color": "#1b1f24", "dash": "dot"}}],
             annotations=[note],

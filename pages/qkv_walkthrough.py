@@ -11,10 +11,11 @@ from core.sampling import next_token_distribution, sample
 from core.transformer import forward
 from ui import qkv_walkthrough as show
 from ui.navigation import PAGES
-from ui.qkv_walkthrough_state import EXAMPLE, model_from, page_state, settle, what_if
+from ui.qkv_walkthrough_state import EXAMPLE, model_from, page_state, read_link, settle, what_if
 from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py"))
+read_link()
 show.intro()
 sentence, scale, causal = show.scenario()
 state = page_state(sentence)

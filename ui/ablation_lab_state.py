@@ -15,7 +15,9 @@ from core import experiments as ex
 from core.analysis import head_label, heads, short_label
 from core.transformer import HeadKey
 from core.weights import trained_model
+from ui import link_reader as lr
 from ui.glossary import tip
+from ui.safe_text import plain
 
 MODEL = trained_model()
 HEADS = heads(MODEL.config)
@@ -23,6 +25,8 @@ BY_SHORT = {short_label(h): h for h in HEADS}
 PROMPTS = [" ".join(p) for p in ex.COPULA_PROMPTS] + ["<BOS> the cat sat", "<BOS> the big dog ran"]
 OWN = "Type your own…"
 PROMPT_STATE = "ablation_prompt"  # last valid prompt, kept when a typed one does not read
+PAGE = "ablation"
+MAX_PROMPT_CHARS = 120
 
 
 @dataclass(frozen=True)
@@ -57,31 +61,49 @@ def _prompt(choice: str) -> tuple[str, ...]:
             value="the dog was",
             key="prompt_text",
             bind="query-params",
-            max_chars=120,
+            max_chars=MAX_PROMPT_CHARS,
             help="Words from the model's 20-token vocabulary, separated by spaces; <BOS> is added for you.",
         )
         try:
             words = ex.parse_prompt(MODEL, text)
         except ValueError as problem:
             fallback = st.session_state.get(PROMPT_STATE, PROMPTS[0])
-            st.error(f"That prompt cannot be run: {problem}. Showing {q(fallback)} instead.")
+            st.error(f"That prompt cannot be run: {plain(problem, 240)}. Showing {q(fallback)} instead.")
             return tuple(fallback.split())
     st.session_state[PROMPT_STATE] = " ".join(words)
     return words
 
 
-def _readable_heads_in_url() -> None:
-    """Let a hand-written link name heads by their short keys (?heads=L1H1): rewritten to the pills' labels, the form
-    the URL binding reads and writes ('layer 1, head 1'), before the pills read it."""
-    given = st.query_params.get_all("heads")
-    if any(value in BY_SHORT for value in given):
-        st.query_params["heads"] = [head_label(BY_SHORT[v]) if v in BY_SHORT else v for v in given]
-        st.rerun()  # the binding reads the URL when a run starts
+def read_link() -> None:
+    """Check the link's values before any widget reads them; a refused one is named in the page's one notice. Heads
+    may be named by their pill labels ('layer 1, head 1', the form the URL binding writes) or short keys (L1H1)."""
+    from ui.ablation_lab import BEYOND, TABS  # the views import this module, so their labels are read here
+
+    params = {
+        "heads": lr.choice(
+            [head_label(h) for h in HEADS],
+            aliases={s: head_label(h) for s, h in BY_SHORT.items()},
+            many=len(HEADS),
+            instead="that head stays in",
+        ),
+        "off": lr.flag(),
+        "prompt": lr.choice([*PROMPTS, OWN]),
+        "prompt_text": lr.text(
+            lambda text: ex.parse_prompt(MODEL, text), limit=MAX_PROMPT_CHARS, instead="the default prompt is used"
+        ),
+        "view": lr.choice(TABS),
+        "beyond": lr.choice(BEYOND),
+        "neuron_mode": lr.choice(["zero", "mean"]),
+        "patch_target": lr.choice(PROMPTS[:8]),
+        "patch_source": lr.choice(PROMPTS[:8]),
+    }
+    lr.read_link(PAGE, params)
+    lr.link_notice(PAGE)
 
 
 def controls() -> Setting:
-    """The bench's controls (all in the URL): heads removed, attention off, the prompt."""
-    _readable_heads_in_url()
+    """The bench's controls (all in the URL, read first by `read_link`): heads removed, attention off, the prompt."""
+    read_link()
     chosen = st.pills(
         "Heads removed (their rows of W_O set to 0)",
         list(BY_SHORT),

@@ -22,7 +22,7 @@ from core.transformer import Config, Trace
 from ui import figures
 from ui.glossary import link, tip
 from ui.navigation import PAGES
-from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, draw_count, draw_once, reset_to_primer
+from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, SIZE_LIMITS, draw_count, draw_once, reset_to_primer
 from ui.widgets import chart, download_matrix, explain, shape_label
 
 SECTIONS = ("Step by step", "Read-out", "KV cache")
@@ -724,13 +724,12 @@ def cache_size(config: Config, n_tokens: int) -> None:
     """The §4 KV-cache size formula with the reader's numbers (the primer's 7B example by default), the toy head's."""
     st.subheader("How big is the cache? (primer §4)")
     fields = (("L", "layers L"), ("T", "tokens T"), ("h", "heads h"), ("d_k", "d_k"), ("bytes_per_element", "bytes"))
-    limits = {"L": 1000, "T": 10_000_000, "h": 1000, "d_k": 4096, "bytes_per_element": 8}
     values = {
         name: int(
             column.number_input(
                 label,
                 1,
-                limits[name],
+                SIZE_LIMITS[name],
                 value=getattr(PRIMER_7B, name),
                 step=1,
                 key=f"qkv_size_{name}",

@@ -7,6 +7,7 @@ valid matrix. The sampler's draw count is kept in the URL too ('qkv_draws').
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import permutations
 
 import numpy as np
@@ -14,7 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from core.primer import hand_example
+from core.sampling import TEMPERATURE_RANGE
 from core.transformer import Model, hand_model
+from ui import link_reader as lr
 from ui.widgets import matrix_frame
 
 EXAMPLE = hand_example()
@@ -31,6 +34,50 @@ LABELS = {
     "W_O": "W_O: how the head writes back",
 }
 MAX_DRAWS = 10_000
+MAX_EXTRA = 6  # made-up rows the KV-cache section may append
+SIZE_LIMITS = {"L": 1000, "T": 10_000_000, "h": 1000, "d_k": 4096, "bytes_per_element": 8}  # the §4 size inputs
+PAGE = "qkv"
+
+
+def read_link() -> None:
+    """Check the link's values before any widget reads them; a refused one is named in the page's one notice."""
+    from ui.qkv_walkthrough import SECTIONS, STEPS  # the views import this module, so their labels are read here
+
+    shapes = {name: values.shape for name, values in primer_values(PRIMER_SENTENCE).items()}
+    longest = len(EXAMPLE.prompt) + MAX_EXTRA
+    params = {
+        "qkv_sentence": lr.choice(SENTENCES),
+        "qkv_scale": lr.flag(),
+        "qkv_mask": lr.flag(),
+        "qkv_section": lr.choice(SECTIONS),
+        "qkv_step": lr.choice([label for label, _ in STEPS.values()], aliases={k: v[0] for k, v in STEPS.items()}),
+        "qkv_temp": lr.number(*TEMPERATURE_RANGE),
+        "qkv_decoding": lr.choice(("Greedy", "Sample")),
+        "qkv_top_k": lr.number(0, len(EXAMPLE.vocabulary), whole=True),
+        "qkv_top_p": lr.number(0.05, 1.0),
+        "qkv_seed": lr.number(0, 10**6, whole=True),
+        "qkv_draws": lr.number(0, MAX_DRAWS, whole=True, instead="no draws are shown"),
+        "qkv_prefill": lr.number(1, len(EXAMPLE.prompt), whole=True),
+        "qkv_extra": lr.number(0, MAX_EXTRA, whole=True),
+        "qkv_gen_step": lr.number(0, longest - 1, whole=True),
+        **{f"qkv_size_{name}": lr.number(1, high, whole=True) for name, high in SIZE_LIMITS.items()},
+        **{
+            f"qkv_{name}": lr.text(_matrix_check(shape), instead="the primer's is used")
+            for name, shape in shapes.items()
+        },
+    }
+    lr.read_link(PAGE, params)
+    lr.link_notice(PAGE)
+
+
+def _matrix_check(shape: tuple[int, int]) -> Callable[[str], None]:
+    """Raises ValueError with the reason when URL text is not a usable matrix of this shape."""
+
+    def check(text: str) -> None:
+        if (reason := decode(text, shape)[1]) is not None:
+            raise ValueError(reason)
+
+    return check
 
 
 def primer_values(sentence: str) -> dict[str, np.ndarray]:
@@ -62,11 +109,15 @@ def encode(values: np.ndarray) -> str:
 
 def decode(text: str, shape: tuple[int, int]) -> tuple[np.ndarray | None, str | None]:
     """Parse a matrix from URL text; returns (matrix, None) or (None, the reason it was refused)."""
+    cells = [line.split(",") for line in text.split(";")]
+    if len({len(row) for row in cells}) > 1 or len(cells) != shape[0] or len(cells[0]) != shape[1]:
+        lengths = " / ".join(str(len(row)) for row in cells[:8]) + (" / …" if len(cells) > 8 else "")
+        return None, f"it has {len(cells)} rows of {lengths} numbers, not a {shape[0]} × {shape[1]} matrix"
     try:
-        rows = [[float(cell) for cell in line.split(",")] for line in text.split(";")]
-        values = np.array(rows, dtype=np.float64)
-    except ValueError:
-        return None, "it contains something that is not a number"
+        rows = [[lr.read_number(cell, -np.inf, np.inf, whole=False) for cell in row] for row in cells]
+    except lr.Refused:
+        return None, "it contains something that is not a finite number"
+    values = np.array(rows, dtype=np.float64)
     if values.shape != shape:
         return None, f"it is not a {shape[0]} × {shape[1]} matrix"
     reason = problem(values)
@@ -86,7 +137,7 @@ def page_state(sentence: str) -> dict:
             if text:
                 parsed, reason = decode(text, values[name].shape)
                 if reason:
-                    notes.append(f"The link's {name} could not be used ({reason}); the primer's is shown instead.")
+                    notes.append(lr.refusal(f"qkv_{name}", text, reason, "the primer's is used"))
                 else:
                     values[name] = parsed
         state = {"values": values, "base": dict(values), "sentence": sentence, "version": 0, "notes": notes}
@@ -95,8 +146,7 @@ def page_state(sentence: str) -> dict:
         state["values"]["X"] = state["base"]["X"] = primer_values(sentence)["X"]
         state["sentence"] = sentence
         state["version"] += 1
-    for note in state["notes"]:
-        st.warning(note)
+    lr.add_notes(PAGE, state["notes"])
     state["notes"] = []  # said once; the page now runs on the primer's matrix
     return state
 
@@ -170,8 +220,10 @@ def settle(state: dict, editors_open: bool) -> None:
 
 def draw_count() -> int:
     """How many times the reader pressed 'sample' (kept in the URL so a link shows the same draw)."""
-    text = st.query_params.get("qkv_draws", "0")
-    return int(text) if text.isdigit() and int(text) <= MAX_DRAWS else 0
+    try:
+        return int(lr.read_number(st.query_params.get("qkv_draws", "0"), 0, MAX_DRAWS, whole=True))
+    except lr.Refused:
+        return 0  # read_link has named the link's value; a later hand edit of the address starts again at 0
 
 
 def draw_once() -> None:

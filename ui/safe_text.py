@@ -1,0 +1,34 @@
+"""User-derived text (a link's value, a typed prompt, a config file's name) made safe inside the page's markdown.
+
+Streamlit renders every message, caption and label as markdown (with GitHub autolinks, `:red[...]` colours and `$`
+formulas), so a link value such as `[click](https://…)` would show a live link inside the page's own warning. `plain`
+backslash-escapes every ASCII punctuation mark (CommonMark renders `\\x` as `x`, so the reader sees the text as typed),
+folds line breaks into spaces and shortens the text to a readable excerpt.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+SHORT = 60  # characters of user text echoed in a message; enough to recognise a value, too few to flood the page
+_SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
+_BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def shorten(text: object, limit: int = SHORT) -> str:
+    """The text on one line, cut to `limit` characters with '…' and the full length when it was longer."""
+    flat = _BREAKS.sub(" ", str(text))
+    if len(flat) <= limit:
+        return flat
+    return f"{flat[:limit]}… ({len(flat):,} characters)"
+
+
+def plain(text: object, limit: int = SHORT) -> str:
+    """User text as markdown that renders exactly as written: shortened, every punctuation mark escaped."""
+    return _SPECIAL.sub(r"\\\1", shorten(text, limit))
+
+
+def quoted(text: object, limit: int = SHORT) -> str:
+    """`plain` between typographic quotes, for naming a value inside a sentence: “[click](…)”."""
+    return f"“{plain(text, limit)}”"

@@ -7,12 +7,13 @@ step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes
 import streamlit as st
 
 from ui import cnn_vs_head as views
-from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, window_picker
+from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker
 from ui.glossary import link
 from ui.navigation import PAGES
 from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py"))
+read_link()
 st.markdown(
     f"An image-reading network slides small {link('convolution')} filters over the pixels; an "
     f"{link('attention-head')} lets each word choose which other words to read. Build an image and the filters "

@@ -11,7 +11,9 @@ import numpy as np
 import streamlit as st
 
 from core import conv
+from ui import link_reader as lr
 from ui.glossary import tip
+from ui.safe_text import plain
 
 PRESETS = conv.presets()
 PRIMER_FILTERS = conv.primer_filters()
@@ -21,6 +23,31 @@ IMAGE_KEY = "img"  # query parameter of an edited image; absent while the image 
 IMAGE_STATE = "cnn_image"  # the last valid edited image (encoded), kept in the session across page switches
 KERNEL_STATE = "cnn_kernel"  # the last valid custom filter
 WINDOW_KEY = "win"  # the window stop, 1 … 9 in reading order
+BOXES_SHOW = "cnn_boxes_show"  # the encoded image the pixel boxes' ticks were last set from
+PAGE = "cnn"
+IMAGE_SHAPE = PRESETS[conv.default_preset()].shape
+
+
+def read_link() -> None:
+    """Check the link's values before any widget reads them; a refused one is named in the page's one notice."""
+    from ui.cnn_vs_head import STEPS  # the views import this module, so their labels are read here
+
+    def row_check(index: int) -> lr.Param:
+        rows = lambda raw: [raw if i == index else row for i, row in enumerate(DEFAULT_ROWS)]  # noqa: E731
+        return lr.text(lambda raw: conv.parse_kernel(rows(raw)), limit=80, instead="the row's default is used")
+
+    last = len(conv.window_positions(IMAGE_SHAPE, conv.custom_filter_default().shape))
+    params = {
+        "preset": lr.choice(list(PRESETS)),
+        IMAGE_KEY: lr.text(lambda raw: conv.decode_image(raw, IMAGE_SHAPE), limit=80, instead="the preset is shown"),
+        "custom": lr.flag(),
+        **{f"k{index + 1}": row_check(index) for index in range(len(DEFAULT_ROWS))},
+        "slide": lr.choice([*PRIMER_FILTERS, CUSTOM]),
+        WINDOW_KEY: lr.number(1, last, whole=True, instead="the first stop is shown"),
+        "view": lr.choice(STEPS),
+    }
+    lr.read_link(PAGE, params)
+    lr.link_notice(PAGE)
 
 
 # --- the image: preset, pixel edits, URL ---------------------------------------------------------------------------
@@ -54,8 +81,12 @@ def _pixel_key(position: tuple[int, int]) -> str:
 
 
 def _pixel_toggled(position: tuple[int, int]) -> None:
-    """One ticked or cleared box flips one pixel of the image."""
-    _store_image(conv.with_pixel(_edited_image(), position, st.session_state[_pixel_key(position)]))
+    """A click on a box is an event that flips one pixel of the image as it is now, so quick clicks add up. The
+    clicked box already shows the new value, so the boxes stay in step without being rewritten."""
+    image = _edited_image()
+    flipped = conv.with_pixel(image, position, not image[position])
+    _store_image(flipped)
+    st.session_state[BOXES_SHOW] = conv.encode_image(flipped)
 
 
 def _resolve_image(preset: str) -> np.ndarray:
@@ -68,7 +99,9 @@ def _resolve_image(preset: str) -> np.ndarray:
             for note in notes:
                 st.warning(f"Image: {note}.", icon=":material/rule:")
         except ValueError as error:
-            st.warning(f"The image in the link could not be read: {error}. Showing the last valid image instead.")
+            st.warning(
+                f"The image in the link could not be read: {plain(error, 160)}. Showing the last valid image instead."
+            )
             image = _edited_image()
     _store_image(image)
     return image
@@ -109,11 +142,14 @@ def _pixel_grid(shown: str) -> None:
     if not st.toggle("Edit pixels", key="edit_pixels", help="Show the image as tick boxes: ticked = ink."):
         return
     image = conv.decode_image(shown)[0]
+    if st.session_state.get(BOXES_SHOW) != shown:  # the image changed by other means (preset, link): set every tick
+        for position in np.ndindex(*image.shape):
+            st.session_state[_pixel_key(position)] = bool(image[position])
+        st.session_state[BOXES_SHOW] = shown
     for row in range(image.shape[0]):
         with st.container(horizontal=True, gap="small"):
             for column in range(image.shape[1]):
                 position = (row, column)
-                st.session_state[_pixel_key(position)] = bool(image[position])
                 st.checkbox(
                     f"pixel row {row}, column {column}",
                     key=_pixel_key(position),
@@ -156,7 +192,9 @@ def filter_editor() -> dict[str, np.ndarray]:
     except ValueError as error:
         kernel = st.session_state.get(KERNEL_STATE, conv.custom_filter_default())
         shown = " / ".join(conv.format_kernel_row(row) for row in kernel)
-        st.error(f"My filter: {error}. It keeps its last valid weights ({shown}) until the rows read correctly.")
+        st.error(
+            f"My filter: {plain(error, 160)}. It keeps its last valid weights ({shown}) until the rows read correctly."
+        )
     return PRIMER_FILTERS | {CUSTOM: kernel}
 
 

@@ -8,10 +8,12 @@ import streamlit as st
 
 from ui.navigation import PAGES
 from ui.trace_steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
+from ui.two_layer_trace_state import read_link
 from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()
+read_link(model, list(VIEWS))
 tokens = prompt_builder(model)
 trace = cached_trace(tokens)
 headline(model, trace, tokens)

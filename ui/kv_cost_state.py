@@ -10,7 +10,6 @@ message instead of being dropped silently.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -31,6 +30,8 @@ from core.model_config import (
     parse_config_text,
     presets,
 )
+from ui import link_reader as lr
+from ui.safe_text import plain
 
 PRIMER = "primer-7b"
 CUSTOM = "custom"
@@ -38,6 +39,7 @@ DEFAULTS = kv.defaults()
 FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
 FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
+MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
@@ -278,17 +280,6 @@ def _number_field(key: str) -> tuple[float, float, bool] | None:
     return None
 
 
-def read_number(raw: str, low: float, high: float, whole: bool) -> float | int | None:
-    """A URL number ('32768', '32,768', '2.5'), or None when it is not a finite number in [low, high]."""
-    try:
-        value = float(raw.replace(",", "").replace("_", "").strip())
-    except ValueError:
-        return None
-    if not math.isfinite(value) or not low <= value <= high or (whole and not value.is_integer()):
-        return None
-    return int(value) if whole else value
-
-
 BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
 
@@ -305,22 +296,31 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             if option is None:
                 shown = ", ".join(label(o) for o in options[key][0][:8])
                 more = ", …" if len(options[key][0]) > 8 else ""
-                notes.append(f"`{key}={raw}` is not one of the choices ({shown}{more}).")
-            else:
+                notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", "it is left out"))
+            elif label(option) not in found:
                 found.append(label(option))
-        return found if key == "compare" else found[-1:]
+        if key == "compare" and len(found) > MAX_COMPARE:
+            notes.append(
+                f"**compare** names {len(found)} models; at most {MAX_COMPARE} are compared, so "
+                + ", ".join(plain(name) for name in found[MAX_COMPARE:])
+                + " are left out."
+            )
+        return found[:MAX_COMPARE] if key == "compare" else found[-1:]
     raw = values[-1]
     if (bounds := _number_field(key)) is not None:
-        value = read_number(raw, *bounds)
-        if value is None:
-            notes.append(f"`{key}={raw}` is not a number from {bounds[0]:,g} to {bounds[1]:,g}.")
+        try:
+            value = lr.read_number(raw, *bounds)
+        except lr.Refused as refused:
+            kind = "whole number" if bounds[2] else "number"
+            reason = f"{refused}; the page takes a {kind} from {bounds[0]:,g} to {bounds[1]:,g}"
+            notes.append(lr.refusal(key, raw, reason, "the default is used"))
             return []
         plain = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
         return [raw if re.fullmatch(plain, raw) else str(value)]
     if key.startswith("f_") and key[2:] in FIELD_NAMES:  # the two yes/no model fields
         flag = BOOLEANS.get(raw.strip().lower())
         if flag is None:
-            notes.append(f"`{key}={raw}` is not true or false.")
+            notes.append(lr.refusal(key, raw, "it is not true or false", "the default is used"))
             return []
         return [raw if raw.lower() in ("true", "false") else str(flag).lower()]
     return None
@@ -386,7 +386,7 @@ def link_notes() -> None:
     if not notes:
         return
     st.warning(
-        "This link holds values the page could not read, so their defaults are used:\n\n"
+        "This link holds values the page could not use; each is named here with what is used instead:\n\n"
         + "\n".join(f"- {note}" for note in notes)
     )
     st.button("Hide this message", key="kv-hide-link-notes", on_click=st.session_state.pop, args=(LINK_NOTES, None))

@@ -124,7 +124,7 @@ def text(
 
 def _note(key: str, raw: str, reason: str, instead: str) -> str:
     """One line of the notice: the parameter, an escaped excerpt of its value, why it was refused, what is used."""
-    return f"**{plain(key)}** = {quoted(raw)}: {plain(reason, 240)}; {plain(instead, 120)}."
+    return f"**{plain(key)}** = {quoted(raw)}: {plain(reason.rstrip('. '), 240)}; {plain(instead, 120)}."
 
 
 def clean(params: Mapping[str, Param], link: Mapping[str, list[str]]) -> tuple[dict[str, list[str]], list[str]]:

@@ -54,6 +54,8 @@ from core.weights import trained_model, training_log
 from core.world import sentence_types
 from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
 from ui.glossary import link, tip
+from ui.safe_text import plain
+from ui.two_layer_trace_state import TAU_RANGE
 from ui.widgets import chart, download_matrix, download_table, explain
 
 
@@ -149,7 +151,7 @@ def prompt_builder(model: Model) -> tuple[str, ...]:
     try:
         tokens = parse_prompt(text, model.vocabulary, MAX_TOKENS)
     except PromptError as error:
-        st.error(f"{error} The page keeps showing the last valid prompt: {' '.join(last_valid)}.")
+        st.error(f"{plain(error, 240)} The page keeps showing the last valid prompt: {' '.join(last_valid)}.")
         return last_valid
     if text.split()[0].upper() != BOS:
         st.caption(f"{BOS} was put in front: every sequence the model ever saw starts with it.")
@@ -641,8 +643,7 @@ def _step_probs(v: View) -> None:
     logits = v.trace["hook_logits"][-1]
     tau = st.slider(
         "Temperature τ",
-        0.1,
-        3.0,
+        *TAU_RANGE,
         1.0,
         0.1,
         key="trace_tau",

@@ -238,6 +238,21 @@ def _shared_prefix_tokens(dep: Deployment, block: int) -> float:
     return math.floor(min(dep.prefix, dep.context) / block) * block
 
 
+def scenario_problem(dep: Deployment) -> str | None:
+    """Why a deployment's numbers cannot be computed (no users; a shared prefix that fills the whole context, leaving
+    no token of a user's own), or None: the users-per-GPU arithmetic divides by each user's own tokens."""
+    if dep.users < 1:
+        return "the number of concurrent users must be at least 1"
+    if dep.context < 1:
+        return "the context per user must be at least 1 token"
+    if _shared_prefix_tokens(dep, dep.block) >= dep.context:
+        return (
+            f"the shared prompt ({dep.prefix:,} tokens) fills the whole context per user ({dep.context:,} tokens), "
+            "leaving no tokens of a user's own; make the shared prompt shorter than the context"
+        )
+    return None
+
+
 @lru_cache(maxsize=4096)
 def plan(config: ModelConfig, dep: Deployment) -> Plan:
     """Memory per GPU (weights / KV / reserve / free), whether it fits, max users, tokens/s and $ per 1M tokens.
@@ -261,6 +276,8 @@ def plan(config: ModelConfig, dep: Deployment) -> Plan:
     per_user_gpu = kv_bytes_per_sequence(config, dep.context, dep.kv_dtype, tp=dep.tp, block=dep.block)
     prefix_gpu = config.full_layers * shared * width_gpu
     unique_gpu = per_user_gpu - prefix_gpu
+    if unique_gpu <= 0 or dep.users < 1:
+        raise ValueError(scenario_problem(dep) or "each user needs at least one token of their own")
     fits = budget > prefix_gpu + unique_gpu
     max_users = int((budget - prefix_gpu) // unique_gpu) if fits else 0
     batch = min(dep.users, max_users)
@@ -318,8 +335,9 @@ def users_vs_context(config: ModelConfig, dep: Deployment, contexts: np.ndarray)
     shared = np.floor(np.minimum(dep.prefix, t) / dep.block) * dep.block
     prefix = config.full_layers * shared * width_gpu
     unique = kv_sweep(config, t, dep.kv_dtype, tp=dep.tp, block=dep.block) - prefix
-    users = np.floor((budget - prefix) / unique)
-    return np.where(budget > prefix + unique, users, 0.0)
+    own = unique > 0  # a prefix filling the whole context leaves no per-user tokens: no finite count there
+    users = np.floor(np.divide(budget - prefix, unique, out=np.zeros_like(unique), where=own))
+    return np.where(own & (budget > prefix + unique), users, 0.0)
 
 
 def decode_seconds(config: ModelConfig, dep: Deployment, batches: np.ndarray) -> np.ndarray:
@@ -398,8 +416,11 @@ def fitted_tp(config: ModelConfig, dep: Deployment) -> int | None:
 
 # --------------------------------------------------------------------------------------------------- what-ifs
 def at_context(dep: Deployment, factor: float) -> Deployment:
-    """The same deployment at `factor` × its context (at least one token): the 'double / halve the context' lines."""
-    return replace(dep, context=max(1, int(dep.context * factor)))
+    """The same deployment at `factor` × its context (at least two tokens): the 'double / halve the context' lines.
+
+    A shared prompt longer than the new context is shortened to leave each user one token of their own."""
+    context = max(2, int(dep.context * factor))
+    return replace(dep, context=context, prefix=min(dep.prefix, context - 1))
 
 
 def context_grid(context: int, points: int = 240) -> np.ndarray:

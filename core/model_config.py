@@ -8,13 +8,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, fields, replace
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 ASSET = Path(__file__).resolve().parent.parent / "assets" / "llm_presets.json"
 MAX_CONFIG_BYTES = 1_000_000  # the app's upload cap (.streamlit/config.toml maxUploadSize = 1 MB)
+MAX_NAME = 60  # characters kept of a model name read from a file
+
+
+def model_name(raw: object, fallback: str) -> str:
+    """A model name read from a file ('meta-llama/Llama-3.1-8B'), kept to the characters model names use (letters,
+    digits, . - + /) and shortened: the name is shown in sentences, so it must not carry formatting or a web address."""
+    name = re.sub(r"[^A-Za-z0-9./+-]", "", str(raw))
+    name = re.sub(r"^(?i:www\.)+", "", name)[:MAX_NAME]
+    return name or fallback
+
 
 # Plausibility bounds: a value outside them is a typo or an attack, not a model (the largest public models are far
 # inside: 126 layers, d_model 16,384, 256k vocabulary, 256 experts).
@@ -285,9 +296,10 @@ def weight_inventory(config: ModelConfig) -> list[WeightRow]:
     return rows
 
 
-@cache
+@lru_cache(maxsize=1024)
 def param_count(config: ModelConfig) -> int:
-    """Total parameters computed from the config (tied embeddings counted once); cached, configs are immutable."""
+    """Total parameters computed from the config (tied embeddings counted once); cached (configs are immutable), and
+    bounded, since every uploaded or typed config is a new key."""
     return sum(row.total for row in weight_inventory(config))
 
 
@@ -434,7 +446,14 @@ class _Reader:
             return None
         if not low <= value <= high:
             reason = "must be positive" if value < low else "is not a plausible size"
-            shown = f"{value:,.0f}" if abs(value) < 1e15 else f"{value:.3g}"
+            digits = len(str(abs(int(value)))) if isinstance(value, int) else 0
+            shown = (
+                f"{value:,.0f}"
+                if abs(value) < 1e15
+                else f"a {digits:,}-digit number"
+                if digits > 300
+                else f"{value:.3g}"
+            )
             self.errors.append(f"{alias} = {shown} {reason} (allowed {low:,} to {high:,}).")
             return None
         return int(value)
@@ -576,7 +595,7 @@ def parse_config_dict(
         )
 
     config = ModelConfig(
-        name=str(data.get("_name_or_path") or name)[:80] if architecture is None else name,
+        name=model_name(data.get("_name_or_path") or name, "Uploaded model") if architecture is None else name,
         n_layers=n_layers,
         d_model=d_model,
         n_heads=n_heads,
@@ -634,6 +653,8 @@ def parse_config_text(text: str | bytes, *, name: str = "Uploaded config") -> Pa
         )
     except RecursionError:
         return ParseReport(None, errors=("The JSON is nested too deeply to be a config.json.",))
+    except ValueError:  # Python refuses to read an integer of more than 4,300 digits
+        return ParseReport(None, errors=("The file holds a number with thousands of digits: no model is that big.",))
     return parse_config_dict(raw, name=name)
 
 

@@ -312,7 +312,7 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             value = lr.read_number(raw, *bounds)
         except lr.Refused as refused:
             kind = "whole number" if bounds[2] else "number"
-            reason = f"{refused}; the page takes a {kind} from {bounds[0]:,g} to {bounds[1]:,g}"
+            reason = str(refused) if "outside" in str(refused) else f"{refused}; the page takes a {kind}"
             notes.append(lr.refusal(key, raw, reason, "the default is used"))
             return []
         plain = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
@@ -611,14 +611,16 @@ def _report_box() -> None:
     source, report = st.session_state["kv_report"]
     if report.config is None:
         st.error(
-            f"Could not use the config from {source}; the current scenario is unchanged.\n\n"
-            + "\n".join(f"- {message}" for message in report.errors)
+            f"Could not use the config from {plain(source)}; the current scenario is unchanged.\n\n"
+            + "\n".join(f"- {plain(message, 300)}" for message in report.errors)
         )
         return
-    st.success(f"Loaded '{report.config.name}' from {source} into the model fields (model = Custom).")
-    st.markdown("**Fields read:** " + ", ".join(f"`{name}`" for name in report.used))
+    st.success(f"Loaded “{plain(report.config.name)}” from {plain(source)} into the model fields (model = Custom).")
+    st.markdown("**Fields read:** " + ", ".join(plain(name) for name in report.used))
     if report.assumed:
-        st.markdown("**Missing or not stated, so assumed:**\n" + "\n".join(f"- {text}" for text in report.assumed))
+        st.markdown(
+            "**Missing or not stated, so assumed:**\n" + "\n".join(f"- {plain(text, 300)}" for text in report.assumed)
+        )
 
 
 def compare_widget() -> tuple[ModelConfig, ...]:
@@ -661,6 +663,8 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         deployment = replace(deployment, tp=kv.smallest_tp(config, deployment) or 1)
     if config is not None and (tp_issue := kv.tp_problem(config, deployment.tp)):
         problems.append(f"{tp_issue[0].upper()}{tp_issue[1:]}; choose another number of GPUs per model copy.")
+    if scenario_issue := kv.scenario_problem(deployment):
+        problems.append(f"{scenario_issue[0].upper()}{scenario_issue[1:]}.")
     if problems or config is None:
         st.error(
             "This scenario cannot be computed, so the last valid one is shown:\n\n"

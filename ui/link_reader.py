@@ -44,6 +44,11 @@ def _ascii(raw: str) -> str:
     return text
 
 
+def _bound(x: float) -> str:
+    """A bound as a reader writes it: 10,000,000 or 0.05."""
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
+
+
 def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
     """A link number ('32768', '32,768', '2.5') in [low, high]; refused with the reason otherwise."""
     text = _ascii(raw).replace(",", "").replace("_", "")
@@ -54,7 +59,7 @@ def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
     if not math.isfinite(value):
         raise Refused("it is not a finite number")
     if not low <= value <= high:
-        raise Refused(f"it is outside {low:,g} … {high:,g}")
+        raise Refused(f"it is outside {_bound(low)} … {_bound(high)}")
     if whole and not value.is_integer():
         raise Refused("it is not a whole number")
     return int(value) if whole else value

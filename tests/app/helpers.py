@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import json
 
 import numpy as np
@@ -33,3 +34,8 @@ def numbers(data: object) -> np.ndarray:
     if isinstance(data, list) and data and isinstance(data[0], (list, dict)):
         return np.array([numbers(row) for row in data])
     return np.asarray([np.nan if v is None else v for v in data], dtype=np.float64)
+
+
+def shown(markdown: str) -> str:
+    """Markdown text as the reader sees it: backslash escapes (how user-derived text is made inert) removed."""
+    return re.sub(r"\\(.)", r"\1", markdown)

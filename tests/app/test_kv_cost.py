@@ -16,6 +16,7 @@ from core import serving as sv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
+from tests.app.helpers import shown
 from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,7 +167,7 @@ def test_pasted_bad_config_is_refused_and_scenario_kept(at):
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 32, "hidden_size": 1e308, "num_attention_heads": 32}')
     next(b for b in at.button if b.label == "Use pasted config").click().run()
     assert not at.exception
-    assert any("hidden_size" in e.value and "unchanged" in e.value for e in at.error)
+    assert any("hidden_size" in shown(e.value) and "unchanged" in e.value for e in at.error)
     assert at.selectbox(key="model").value == "primer-7b" and metrics(at)["KV per user"] == "17.18 GB"
 
 
@@ -176,8 +177,8 @@ def test_pasted_config_becomes_the_custom_model(at):
     next(b for b in at.button if b.label == "Use pasted config").click().run()
     assert at.selectbox(key="model").value == "custom"
     assert metrics(at)["KV per user"] == gb(2 * 28 * 4 * 128 * 2 * 32768)
-    report = "\n".join(m.value for m in at.markdown)
-    assert "`num_key_value_heads`" in report and "Missing or not stated" in report
+    report = shown("\n".join(m.value for m in at.markdown))
+    assert "num_key_value_heads" in report and "Missing or not stated" in report
     open_section(at, "Model anatomy")
     assert metrics(at)["Parameters computed from the config"] == f"{param_count(P['qwen2.5-7b']):,}"
 

@@ -315,8 +315,8 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             reason = str(refused) if "outside" in str(refused) else f"{refused}; the page takes a {kind}"
             notes.append(lr.refusal(key, raw, reason, "the default is used"))
             return []
-        plain = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
-        return [raw if re.fullmatch(plain, raw) else str(value)]
+        form = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
+        return [raw if re.fullmatch(form, raw) else str(value)]
     if key.startswith("f_") and key[2:] in FIELD_NAMES:  # the two yes/no model fields
         flag = BOOLEANS.get(raw.strip().lower())
         if flag is None:

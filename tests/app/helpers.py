@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import base64
-import re
 import json
+import re
 
 import numpy as np
 from streamlit.testing.v1 import AppTest

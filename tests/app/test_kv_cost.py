@@ -354,7 +354,13 @@ def test_unreadable_link_values_are_named_not_dropped_silently():
     app.run()
     assert not app.exception
     text = re.sub(r"\\(.)", r"\1", " ".join(w.value for w in app.warning))  # as the reader sees the escaped text
-    for named in ("w_bits** = “12”", "(16-bit, 8-bit, 4-bit)", "context** = “1e300”", "gpu** = “TPU”", "mlp** = “maybe”"):
+    for named in (
+        "w_bits** = “12”",
+        "(16-bit, 8-bit, 4-bit)",
+        "context** = “1e300”",
+        "gpu** = “TPU”",
+        "mlp** = “maybe”",
+    ):
         assert named in text
     assert "norm" not in text and "utm_source" not in text  # parameters that are not the page's are left alone
     assert app.selectbox(key="w_bits").value == 16 and metrics(app)["KV per user"] == "17.18 GB"

@@ -81,12 +81,12 @@ def _pixel_key(position: tuple[int, int]) -> str:
 
 
 def _pixel_toggled(position: tuple[int, int]) -> None:
-    """A click on a box is an event that flips one pixel of the image as it is now, so quick clicks add up. The
-    clicked box already shows the new value, so the boxes stay in step without being rewritten."""
-    image = _edited_image()
-    flipped = conv.with_pixel(image, position, not image[position])
-    _store_image(flipped)
-    st.session_state[BOXES_SHOW] = conv.encode_image(flipped)
+    """A click on a box changes that one pixel of the image as it is now (to the box's new tick), so quick clicks on
+    several boxes add up; the same click reported twice changes nothing more. The clicked box already shows the new
+    value, so the boxes stay in step without being rewritten."""
+    image = conv.with_pixel(_edited_image(), position, st.session_state[_pixel_key(position)])
+    _store_image(image)
+    st.session_state[BOXES_SHOW] = conv.encode_image(image)
 
 
 def _resolve_image(preset: str) -> np.ndarray:
@@ -142,8 +142,10 @@ def _pixel_grid(shown: str) -> None:
     if not st.toggle("Edit pixels", key="edit_pixels", help="Show the image as tick boxes: ticked = ink."):
         return
     image = conv.decode_image(shown)[0]
-    if st.session_state.get(BOXES_SHOW) != shown:  # the image changed by other means (preset, link): set every tick
-        for position in np.ndindex(*image.shape):
+    positions = list(np.ndindex(*image.shape))
+    unset = any(_pixel_key(position) not in st.session_state for position in positions)  # e.g. after another page
+    if unset or st.session_state.get(BOXES_SHOW) != shown:  # the image changed by other means (preset, link)
+        for position in positions:
             st.session_state[_pixel_key(position)] = bool(image[position])
         st.session_state[BOXES_SHOW] = shown
     for row in range(image.shape[0]):

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import conv
 from core.primer import conv_example
-from tests.app.helpers import chart_specs, numbers
+from tests.app.helpers import chart_specs, numbers, shown
 from ui.cnn_vs_head import maps_frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -265,7 +265,7 @@ def test_url_image_with_values_above_one_is_clamped_with_a_message():
 
 def test_unreadable_url_image_falls_back_with_a_message():
     at = open_page(img="garbage", preset="L")
-    assert any("could not be read" in warning.value for warning in at.warning)
+    assert any("**img** = “garbage”" in shown(warning.value) for warning in at.warning)
     assert np.array_equal(panels(window_figure(at))[0], conv.presets()["L"])
 
 

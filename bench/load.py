@@ -86,6 +86,7 @@ async def click(page: object, label: str) -> None:
 async def session(browser: object, url: str, script: str, changes: list[str]) -> list[str]:
     """One reader: open the link, make the changes; returns what went wrong (empty = a clean session)."""
     errors: list[str] = []
+    done = 0
     context = await browser.new_context(viewport={"width": 1440, "height": 900})
     page = await context.new_page()
     page.on("pageerror", lambda error: errors.append(f"page error: {error}"))
@@ -103,10 +104,13 @@ async def session(browser: object, url: str, script: str, changes: list[str]) ->
         await settle(page)
         for label in changes:
             await click(page, label)
+            done += 1
         if await page.locator('[data-testid="stException"]').count():
             errors.append("an exception box is on the page")
     except Exception as error:  # any failure of a session is what this bench counts
-        errors.append(f"{type(error).__name__}: {str(error).splitlines()[0][:120]}")
+        errors.append(
+            f"{type(error).__name__} after {done} of {len(changes)} changes: {str(error).splitlines()[0][:90]}"
+        )
     finally:
         await context.close()
     return errors
@@ -145,8 +149,14 @@ def main() -> None:
     finally:
         server.stop()
     failed = [(index, script, errors) for index, script, errors in results if errors]
+    app_errors = [f for f in failed if any(not e.startswith("TimeoutError") for e in f[2])]
     print(f"{sessions} concurrent sessions, 5 changes each, {seconds:.0f} s")
-    print(f"sessions with errors: {len(failed)} of {sessions}")
+    print(
+        f"sessions with errors: {len(failed)} of {sessions} ({len(app_errors)} with an app or console error, the rest"
+    )
+    print(
+        f"  only a step that waited more than {STEP_TIMEOUT_MS / 1000:.0f} s: a browser or server too busy to answer)"
+    )
     for index, script, errors in failed:
         print(f"  session {index} ({script}): {'; '.join(errors[:3])}")
     print(f"server RSS: before {before:.0f} MB, peak {max(watch.peak, after):.0f} MB, after {after:.0f} MB")

@@ -3,7 +3,8 @@
 Streamlit renders every message, caption and label as markdown (with GitHub autolinks, `:red[...]` colours and `$`
 formulas), so a link value such as `[click](https://…)` would show a live link inside the page's own warning. `plain`
 backslash-escapes every ASCII punctuation mark (CommonMark renders `\\x` as `x`, so the reader sees the text as typed),
-folds line breaks into spaces and shortens the text to a readable excerpt.
+breaks web addresses (which are linked even when escaped), folds line breaks into spaces and shortens the text to a
+readable excerpt.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import string
 SHORT = 60  # characters of user text echoed in a message; enough to recognise a value, too few to flood the page
 _SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
 _BREAKS = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+_AUTOLINK = re.compile(r"://|www\.|@", re.IGNORECASE)  # where GitHub-style autolinks start, escaped or not
+_JOIN = "\u200b"  # a zero-width space: invisible, and it breaks an address so it is not made a link
 
 
 def shorten(text: object, limit: int = SHORT) -> str:
@@ -25,8 +28,10 @@ def shorten(text: object, limit: int = SHORT) -> str:
 
 
 def plain(text: object, limit: int = SHORT) -> str:
-    """User text as markdown that renders exactly as written: shortened, every punctuation mark escaped."""
-    return _SPECIAL.sub(r"\\\1", shorten(text, limit))
+    """User text as markdown that renders as written: shortened, every punctuation mark escaped, and web or mail
+    addresses broken by a zero-width space (the markdown renderer links them even when their characters are escaped)."""
+    unlinked = _AUTOLINK.sub(lambda found: found.group(0)[0] + _JOIN + found.group(0)[1:], shorten(text, limit))
+    return _SPECIAL.sub(r"\\\1", unlinked)
 
 
 def quoted(text: object, limit: int = SHORT) -> str:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.helpers import shown
+from ui.safe_text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "example.invalid"
@@ -25,6 +26,7 @@ HOSTILE = (
     f"https://{HOST}/bare",
     f"www.{HOST}",
     f"<https://{HOST}/angle>",
+    f"mail@{HOST}",
     "<script>alert(1)</script>",
     "²",
     "٣",
@@ -94,8 +96,11 @@ PAGES = {
         "eff",
     ],
 }
-# An unescaped link, image or autolink whose address is the payload's host (escaped characters removed first).
-LIVE_LINK = re.compile(r"(\]\(|<|https?:/*|www\.)[^\s)]*" + re.escape(HOST), re.IGNORECASE)
+# A link or image in markdown syntax, or an angle-bracket autolink, to the payload's host: escaped characters cannot
+# start one, so they are removed first.
+LINK_SYNTAX = re.compile(r"(\]\(|<)[^\s)]*" + re.escape(HOST), re.IGNORECASE)
+# A bare address the renderer links by itself (GitHub autolinks), which it does even when its characters are escaped.
+AUTOLINK = re.compile(r"(https?://\S*|(^|[\s*_~(])www\.|@)" + re.escape(HOST), re.IGNORECASE)
 
 
 def rendered_markdown(at: AppTest) -> list[str]:
@@ -105,8 +110,9 @@ def rendered_markdown(at: AppTest) -> list[str]:
 
 
 def live_links(body: str) -> list[str]:
-    """Live links to the payload's host in a markdown body (a backslash-escaped character cannot start one)."""
-    return [match.group(0) for match in LIVE_LINK.finditer(re.sub(r"\\.", "", body))]
+    """Live links to the payload's host in a markdown body."""
+    syntax = [m.group(0) for m in LINK_SYNTAX.finditer(re.sub(r"\\.", "", body))]
+    return syntax + [m.group(0) for m in AUTOLINK.finditer(shown(body))]
 
 
 def open_link(page: str, link: dict[str, list[str]]) -> AppTest:
@@ -170,7 +176,10 @@ def test_cost_hostile_links(link):
 
 def test_the_checker_sees_a_live_link():
     assert live_links(f"see [click](https://{HOST}/x)") and live_links(f"![p](https://{HOST}/p.png)")
-    assert live_links(f"go to www.{HOST} now") and not live_links(r"\[click\]\(https\:\/\/example\.invalid\/x\)")
+    assert live_links(f"go to www.{HOST} now") and not live_links(r"\[click\]\(example\.invalid\/x\)")
+    assert live_links(r"\[click\]\(https\:\/\/example\.invalid\/x\)")  # escaped, but still an autolink
+    for payload in HOSTILE:
+        assert not live_links(plain(payload)), payload
 
 
 def test_reported_crashes_are_messages():

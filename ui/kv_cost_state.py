@@ -296,7 +296,8 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             if option is None:
                 shown = ", ".join(label(o) for o in options[key][0][:8])
                 more = ", …" if len(options[key][0]) > 8 else ""
-                notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", "it is left out"))
+                instead = "it is left out" if key == "compare" else "the default is used"
+                notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", instead))
             elif label(option) not in found:
                 found.append(label(option))
         if key == "compare" and len(found) > MAX_COMPARE:

@@ -416,10 +416,10 @@ def fitted_tp(config: ModelConfig, dep: Deployment) -> int | None:
 
 # --------------------------------------------------------------------------------------------------- what-ifs
 def at_context(dep: Deployment, factor: float) -> Deployment:
-    """The same deployment at `factor` × its context (at least two tokens): the 'double / halve the context' lines.
+    """The same deployment at `factor` × its context (at least one token): the 'double / halve the context' lines.
 
     A shared prompt longer than the new context is shortened to leave each user one token of their own."""
-    context = max(2, int(dep.context * factor))
+    context = max(1, int(dep.context * factor))
     return replace(dep, context=context, prefix=min(dep.prefix, context - 1))
 
 

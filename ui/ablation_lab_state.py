@@ -27,6 +27,7 @@ OWN = "Type your own…"
 PROMPT_STATE = "ablation_prompt"  # last valid prompt, kept when a typed one does not read
 PAGE = "ablation"
 MAX_PROMPT_CHARS = 120
+TYPED_DEFAULT = "the dog was"  # what the prompt box holds until the reader types
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def _prompt(choice: str) -> tuple[str, ...]:
     else:
         text = st.text_input(
             "Your prompt",
-            value="the dog was",
+            value=TYPED_DEFAULT,
             key="prompt_text",
             bind="query-params",
             max_chars=MAX_PROMPT_CHARS,
@@ -89,7 +90,9 @@ def read_link() -> None:
         "off": lr.flag(),
         "prompt": lr.choice([*PROMPTS, OWN]),
         "prompt_text": lr.text(
-            lambda text: ex.parse_prompt(MODEL, text), limit=MAX_PROMPT_CHARS, instead="the default prompt is used"
+            lambda text: ex.parse_prompt(MODEL, text),
+            limit=MAX_PROMPT_CHARS,
+            instead=f"the box's own example “{TYPED_DEFAULT}” is used",
         ),
         "view": lr.choice(TABS),
         "beyond": lr.choice(BEYOND),

@@ -141,6 +141,9 @@ def clean(params: Mapping[str, Param], link: Mapping[str, list[str]]) -> tuple[d
         if param is None:
             cleaned[key] = list(values)
             continue
+        if param.many > 1 and values == [""]:  # how the URL writes an empty multi-selection
+            cleaned[key] = [""]
+            continue
         kept: list[str] = []
         for raw in values if param.many > 1 else values[-1:]:
             try:

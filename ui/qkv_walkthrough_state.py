@@ -112,7 +112,8 @@ def decode(text: str, shape: tuple[int, int]) -> tuple[np.ndarray | None, str | 
     cells = [line.split(",") for line in text.split(";")]
     if len({len(row) for row in cells}) > 1 or len(cells) != shape[0] or len(cells[0]) != shape[1]:
         lengths = " / ".join(str(len(row)) for row in cells[:8]) + (" / …" if len(cells) > 8 else "")
-        return None, f"it has {len(cells)} rows of {lengths} numbers, not a {shape[0]} × {shape[1]} matrix"
+        rows = f"{len(cells)} row{'s' if len(cells) != 1 else ''}"
+        return None, f"it has {rows} of {lengths} numbers, not a {shape[0]} × {shape[1]} matrix"
     try:
         rows = [[lr.read_number(cell, -np.inf, np.inf, whole=False) for cell in row] for row in cells]
     except lr.Refused:

@@ -15,6 +15,7 @@ from core.analysis import ablation_sweep, head_evidence, head_label, next_token_
 from core.weights import trained_model
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
+from tests.app.helpers import shown
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "ablation_lab.py")
@@ -153,9 +154,10 @@ def test_a_typed_prompt_comes_back_from_the_url():
     top = next_token_table(MODEL, ("<BOS>", "the", "big", "cat"), ex.configuration([(0, 0)]))[0]
     assert prediction(at) == f"{top[0]} · {top[1]:.2f}"
     assert not at.error
-    bad = open_page(prompt="Type your own…", prompt_text="the cow is")
-    assert bad.error and "'cow'" in bad.error[0].value
-    assert prediction(bad) == prediction(open_page())  # falls back to the default prompt
+    bad = open_page(prompt="Type your own…", prompt_text="the cow is")  # the link's prompt is named in its notice
+    assert bad.warning and "prompt_text** = “the cow is”: unknown token(s) 'cow'" in shown(bad.warning[0].value)
+    assert "“the dog was” is used" in shown(bad.warning[0].value)
+    assert prediction(bad) == prediction(open_page(prompt="Type your own…"))  # falls back to the box's own example
 
 
 # --------------------------------------------------------------------------------------------------- tabs

@@ -185,7 +185,7 @@ def test_the_checker_sees_a_live_link():
 def test_reported_crashes_are_messages():
     """The links that used to replace a page with the error box: each opens with a message naming the value."""
     cases = {
-        "pages/kv_cost.py": {"prefix": ["32768"]},
+        "pages/kv_cost.py": {"prefix": ["20000"], "view": ["Users vs context"]},  # halving the context: prefix ≥ half
         "pages/qkv_walkthrough.py": {"qkv_draws": ["²"], "qkv_decoding": ["Sample"], "qkv_section": ["Read-out"]},
     }
     for page, link in cases.items():

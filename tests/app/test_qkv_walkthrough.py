@@ -189,7 +189,7 @@ def test_a_shared_url_restores_the_edits_and_refuses_garbage():
         at = open_page(qkv_step="Q, K, V", qkv_W_K=garbage)
         np.testing.assert_allclose(z(at, "K = X · W_K"), EXAMPLE.X @ EXAMPLE.W_K, rtol=0, atol=1e-15)
         if garbage:
-            assert "could not be used" in messages(at)
+            assert "could not use" in messages(at)
 
 
 # ---------------------------------------------------------------- read-out

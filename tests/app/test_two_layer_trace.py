@@ -12,7 +12,7 @@ from core.trace_views import MAX_TOKENS, copula_table, primer_section6, shape_ta
 from core.transformer import PRIMER_CONFIG, forward
 from core.weights import trained_model, training_log
 from tests.app.helpers import chart_specs as specs
-from tests.app.helpers import numbers, run_page
+from tests.app.helpers import numbers, run_page, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "two_layer_trace.py")
@@ -83,7 +83,7 @@ def test_an_unknown_word_gives_a_message_and_keeps_the_last_valid_prompt():
     good = z(specs(at)[0])
     set_prompt(at, "<BOS> the zebra is")
     assert len(at.error) == 1
-    message = at.error[0].value
+    message = shown(at.error[0].value)
     assert "'zebra'" in message and "<PAD> <BOS> <EOS> <SEP> the cat dog" in message
     assert "<BOS> the mat is" in message
     assert z(specs(at)[0]) == pytest.approx(good)

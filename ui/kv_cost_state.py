@@ -660,12 +660,12 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         mfu=float(choice["mfu"]),
         layer_overhead_s=float(choice["overhead"]) * 1e-6,
     )
-    if config is not None and choice["tp"] == AUTO:
+    if scenario_issue := kv.scenario_problem(deployment):  # checked first: no plan can be made of such a scenario
+        problems.append(f"{scenario_issue[0].upper()}{scenario_issue[1:]}.")
+    if config is not None and choice["tp"] == AUTO and not scenario_issue:
         deployment = replace(deployment, tp=kv.smallest_tp(config, deployment) or 1)
     if config is not None and (tp_issue := kv.tp_problem(config, deployment.tp)):
         problems.append(f"{tp_issue[0].upper()}{tp_issue[1:]}; choose another number of GPUs per model copy.")
-    if scenario_issue := kv.scenario_problem(deployment):
-        problems.append(f"{scenario_issue[0].upper()}{scenario_issue[1:]}.")
     if problems or config is None:
         st.error(
             "This scenario cannot be computed, so the last valid one is shown:\n\n"

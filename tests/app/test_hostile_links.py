@@ -94,6 +94,10 @@ PAGES = {
         "util",
         "block",
         "eff",
+        "rpm",
+        "prompt",
+        "ttft",
+        "hours",
     ],
 }
 # A link or image in markdown syntax, or an angle-bracket autolink, to the payload's host: escaped characters cannot

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from pathlib import Path
 
@@ -83,3 +84,15 @@ def conv_example() -> ConvExample:
         filters={name: _frozen(kernel) for name, kernel in raw["filters"].items()},
         classes=tuple(raw["classes"]),
     )
+
+
+def printed(value: float, decimals: int) -> str:
+    """A number rounded the way a person prints it: decimal, half up (0.10275 → '0.1028' at 4 decimals).
+
+    float64 stores ties such as 0.10275 just below or above the decimal value, so f-string rounding can go either
+    way; the value is first read back at 12 decimals (far below the printed digits, far above float noise) and then
+    rounded half up in decimal arithmetic.
+    """
+    exact = Decimal(f"{value:.12f}")
+    rounded = exact.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
+    return f"{rounded + 0:.{decimals}f}"  # + 0 turns a rounded -0 into 0

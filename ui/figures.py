@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from core.primer import printed
+
 SIGNED_SCALE = "RdBu"  # diverging, centred at 0, for signed values
 PROBABILITY_SCALE = "Cividis"  # sequential, colour-blind safe, for weights and probabilities
 FONT = {"family": "sans-serif", "size": 14}
@@ -40,14 +42,17 @@ def heatmap(
     zrange: tuple[float, float] | None = None,
     height: int | None = None,
     colorbar: bool = False,
+    half_up: bool = False,
 ) -> go.Figure:
     """Annotated heatmap with labelled axes: RdBu centred at 0 for signed values, Cividis for probabilities.
 
-    -inf cells (masked scores) are left uncoloured and labelled "−∞".
+    -inf cells (masked scores) are left uncoloured and labelled "−∞". half_up labels cells as a person prints them
+    (decimal, half up: 0.10275 → 0.1028) instead of float rounding.
     """
     values = np.asarray(matrix, dtype=np.float64)
     finite = np.where(np.isfinite(values), values, np.nan)
-    formatted = np.array([f"{v:.{decimals}f}" for v in np.nan_to_num(values).ravel()]).reshape(values.shape)
+    label = (lambda v: printed(v, decimals)) if half_up else (lambda v: f"{v:.{decimals}f}")
+    formatted = np.array([label(v) for v in np.nan_to_num(values).ravel()]).reshape(values.shape)
     text = np.where(np.isneginf(values), "−∞", formatted)
     if zrange is None:
         if signed:

@@ -16,9 +16,12 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from core.experiments import CAT, prompt_row
 from core.kv_generation import PRIMER_7B, CacheShape, CacheStep, Generation, made_up_rows
+from core.primer import printed
 from core.sampling import TEMPERATURE_RANGE, Distribution
 from core.transformer import Config, Trace
+from core.weights import trained_model
 from ui import figures
 from ui.glossary import link, tip
 from ui.navigation import PAGES
@@ -66,11 +69,20 @@ def matrix(
     *,
     signed: bool = True,
     decimals: int = 3,
+    half_up: bool = False,
 ) -> None:
-    """One heatmap with its shape, a one-line plain reading and a CSV download."""
+    """One heatmap with its shape, a one-line plain reading and a CSV download (half_up: labels rounded as printed)."""
     st.caption(f"{shape}. {reading}")
+    options = {"half_up": True} if half_up else {}
     fig = figure(
-        "heatmap", small(values), x=tuple(columns), y=tuple(rows), title=title, signed=signed, decimals=decimals
+        "heatmap",
+        small(values),
+        x=tuple(columns),
+        y=tuple(rows),
+        title=title,
+        signed=signed,
+        decimals=decimals,
+        **options,
     )
     chart(fig, key=f"qkv-{key}", alt=f"{title}, {shape}")
     download_matrix(values, rows, columns, name=title.split(" =")[0], key=f"qkv-{key}")
@@ -209,19 +221,40 @@ def _qkv(w: Walk) -> None:
         f"The same {w.T} rows of X seen through three weight matrices. '{w.last}' looks for "
         f"{w.dims[int(np.argmax(q[-1]))]} (query {q[-1].max():+.3f}) and offers {w.dims[int(np.argmax(k[-1]))]} "
         f"(key {k[-1].max():+.3f}).",
-        "Q and K only decide who listens to whom; V is what actually moves. That split is why a deployed model "
-        "stores K and V for every past token but never Q (the KV cache tab).",
+        "Q and K only decide who listens to whom; V is what actually moves. A deployed model keeps K and V for every "
+        "past token but not Q, for another reason: a past token's query is never used again (the KV cache tab).",
     )
 
 
 def _raw(w: Walk) -> None:
     raw = w.head("attn_scores_raw")
-    reading = "Entry (i, j): how well token i's query matches token j's key, a dot product."
-    matrix(raw, w.tokens, w.tokens, "QKᵀ (raw scores)", "raw", w.shape(None, w.T, "T", "T"), reading, decimals=4)
+    ties = [v for v in raw.ravel() if printed(v, 4) != f"{v:.4f}"]
+    tie = (
+        f": the exact {printed(ties[0], 6).rstrip('0')} prints as {printed(ties[0], 4)}, as in the primer, although "
+        f"the computer stores it a hair {'below' if ties[0] < float(printed(ties[0], 6)) else 'above'}"
+        if ties
+        else ""
+    )
+    reading = (
+        "Entry (i, j): how well token i's query matches token j's key, a dot product. Shown at the primer's four "
+        f"decimals, rounded as a person rounds (decimal, half up){tie}."
+    )
+    matrix(
+        raw,
+        w.tokens,
+        w.tokens,
+        "QKᵀ (raw scores)",
+        "raw",
+        w.shape(None, w.T, "T", "T"),
+        reading,
+        decimals=4,
+        half_up=True,
+    )
     best, worst = int(np.argmax(raw[-1])), int(np.argmin(raw[-1]))
     names = ["its own key" if i == w.T - 1 else f"the key of '{w.tokens[i]}'" for i in range(w.T)]
     explain(
-        f"'{w.last}' matches {names[best]} most ({raw[-1, best]:.4f}) and {names[worst]} least ({raw[-1, worst]:.4f}).",
+        f"'{w.last}' matches {names[best]} most ({printed(raw[-1, best], 4)}) and {names[worst]} least "
+        f"({printed(raw[-1, worst], 4)}).",
         "These scores are the routing decision, computed from content on the fly: the head's window is chosen "
         "by what the words are, not by a fixed position as in a CNN filter.",
     )
@@ -351,9 +384,17 @@ def _resid(w: Walk) -> None:
     explain(
         f"Attention adds to each row rather than replacing it; '{w.last}' moved most in {w.dims[top]} "
         f"({update[-1, top]:+.3f}).",
-        "The residual stream is the model's running memo: every block reads it and adds a correction. That is "
-        "why one block can be switched off and the rest still works.",
+        "The residual stream is the model's running memo: every block reads it and adds a correction. Switch a "
+        "block off and the rest still computes, but as a damaged network (primer, Appendix A): with attention off, "
+        f"the two-layer model of the ablation lab answers '{attention_off_answer()}' after "
+        f"'{' '.join(CAT[1:])}'.",
     )
+
+
+@lru_cache(maxsize=1)
+def attention_off_answer() -> str:
+    """The trained two-layer model's top next token after the copula prompt with attention switched off."""
+    return prompt_row(trained_model(), CAT, off=True).top_token
 
 
 def _last(w: Walk) -> None:
@@ -607,13 +648,22 @@ def cache_grid(run: Generation, chosen: int, names: list[str]) -> None:
         grid, key="qkv-cache-grid", alt="Grid of cache rows by step: fresh where computed, reused where read from cache"
     )
     fresh, reused = [names[i] for i in step.fresh], [names[i] for i in step.reused]
+    single = [s for s in run.steps if len(s.fresh) == 1]
+    growth = (
+        f" (here from {single[0].multiply_adds:,} multiply-adds at {steps[single[0].step]} to "
+        f"{single[-1].multiply_adds:,} at {steps[single[-1].step]})"
+        if len(single) > 1
+        else ""
+    )
     explain(
         f"At {steps[chosen]} the cache holds {step.cache_length} row{'s' if step.cache_length > 1 else ''}: "
         f"{', '.join(quoted(fresh))} computed fresh"
         + (f", {', '.join(quoted(reused))} reused." if reused else ".")
         + " The staircase grows by exactly one row of K and one of V per step.",
-        "Memory grows with every token of the conversation, but the work per new token stays small: that trade is "
-        "what makes chat models affordable to run, and why long contexts need so much memory.",
+        "Memory grows with every token of the conversation, and so does the work per new token"
+        + growth
+        + ", but by one row of scores per token instead of the whole square: that trade is what makes chat models "
+        "affordable to run, and why long contexts need so much memory.",
     )
 
 

@@ -153,9 +153,10 @@ def page_state(sentence: str) -> dict:
 
 
 def reset_to_primer() -> None:
-    """Button callback: the primer's sentence, input rows and weights; edits and their URL entries dropped."""
+    """Button callback: the primer's sentence, input rows, weights, scaling and causal mask; edits dropped."""
     state = st.session_state["qkv_state"]
     st.session_state["qkv_sentence"] = PRIMER_SENTENCE
+    st.session_state["qkv_scale"] = st.session_state["qkv_mask"] = True
     state["values"] = primer_values(PRIMER_SENTENCE)
     state["base"] = dict(state["values"])
     state["sentence"] = PRIMER_SENTENCE

@@ -556,8 +556,9 @@ def _step_mlp(v: View, which: str) -> None:
         f"The width goes {c.d_model} → {c.d_ff} → {c.d_model} inside the block: {int((pre < 0).sum())} of the "
         f"{pre.size} pre-activation entries are negative, and GELU maps the most negative, {pre[lowest]:.3f}, to "
         f"{post[lowest] + 0.0:.3f}" + (", a tiny negative number." if post[lowest] < 0 else "."),
-        f"The {link('mlp')} refines each of the {len(v.tokens)} tokens on its own, row by row; it is the model's only "
-        "non-linear step and it never looks at other tokens.",
+        f"The {link('mlp')} refines each of the {len(v.tokens)} tokens on its own, row by row, and never looks at "
+        "other tokens. GELU is the block's only element-wise non-linearity (softmax and LayerNorm bend too, but act "
+        "on whole rows): it is what lets the MLP do more than a matrix multiply.",
     )
 
 

@@ -13,6 +13,7 @@ against what its removal breaks. Activation patching copies head outputs from on
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from core.transformer import NO_INTERVENTION, Config, HeadKey, Intervention, Model, Trace, forward, logit_lens
-from core.world import CLASS_ADJECTIVES, NOUN_CLASS, Corpus, corpus
+from core.world import CLASS_ADJECTIVES, NOUN_CLASS, TOKEN_ID, VOCABULARY, Corpus, corpus
 
 ATTENTION_OFF = "attention off"
 
@@ -195,6 +196,51 @@ def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
         n_copula_slots=int(copula.sum()),
         n_held_out_copula_slots=int(held.sum()),
     )
+
+
+@dataclass(frozen=True)
+class BigramCeilings:
+    """The best top-1 any model can reach on the bigram slots with no attention to other tokens.
+
+    token_only reads the current token alone; position_aware reads the current token and its position (what a
+    per-position network sees, since the positional encoding is added to the token's own row).
+    """
+
+    token_only: float
+    position_aware: float
+    n_slots: int
+
+
+def _best_guess_accuracy(keys: Sequence[tuple[int, ...]], targets: np.ndarray) -> float:
+    """Share of slots answered right when every group of slots with the same key gets its most frequent target."""
+    groups: dict[tuple[int, ...], Counter] = {}
+    for key, target in zip(keys, targets.tolist(), strict=True):
+        groups.setdefault(key, Counter())[target] += 1
+    return sum(max(counts.values()) for counts in groups.values()) / len(targets)
+
+
+def bigram_ceilings(data: Corpus | None = None) -> BigramCeilings:
+    """Top-1 ceilings on the bigram slots for a predictor that reads only the current token, or it and its position."""
+    data = corpus() if data is None else data
+    bigram = ~data.slot_copula
+    current = data.ids[data.slot_sentence, data.slot_position][bigram].tolist()
+    position = data.slot_position[bigram].tolist()
+    targets = data.slot_target[bigram]
+    return BigramCeilings(
+        token_only=_best_guess_accuracy([(t,) for t in current], targets),
+        position_aware=_best_guess_accuracy(list(zip(current, position, strict=True)), targets),
+        n_slots=int(bigram.sum()),
+    )
+
+
+def followers(word: str, data: Corpus | None = None, position: int | None = None) -> tuple[str, ...]:
+    """The tokens that follow `word` anywhere in the world (or only where `word` sits at `position`), sorted."""
+    data = corpus() if data is None else data
+    current = data.ids[data.slot_sentence, data.slot_position]
+    here = current == TOKEN_ID[word]
+    if position is not None:
+        here &= data.slot_position == position
+    return tuple(sorted(VOCABULARY[t] for t in set(data.slot_target[here].tolist())))
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.attention import softmax
+from core.primer_slips import section6_slips
 from core.trace_views import (
     BOS,
     COPULA_PROBES,
     MAX_TOKENS,
     CopulaProbe,
     CopulaRow,
+    PrimerSection6,
     PromptError,
     all_heads,
     column_travel,
@@ -54,6 +56,7 @@ from core.weights import trained_model, training_log
 from core.world import sentence_types
 from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
 from ui.glossary import link, tip
+from ui.primer_slips import slip_box
 from ui.safe_text import plain
 from ui.two_layer_trace_state import TAU_RANGE
 from ui.widgets import chart, download_matrix, download_table, explain
@@ -1063,16 +1066,17 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
             for who, matrix in (("primer's model", np.array(row["weights"])), ("our model", ours_layer1[i]))
         ]
     )
-    gamma, beta = model.params["ln_final.gamma"], model.params["ln_final.beta"]
-    ln = np.stack([primer.final_layernorm["gamma"], gamma, primer.final_layernorm["beta"], beta])
-    _matrix(
-        ln,
-        title="final LayerNorm γ and β",
-        rows=["primer γ", "ours γ", "primer β", "ours β"],
-        columns=_columns(model.config.d_model),
-        key="tr-pvo-ln",
-        alt="Final LayerNorm parameters, primer vs ours",
+    slip_box([s for s in section6_slips() if s.section.endswith("Step 3")], key="tr-slips-step3")
+    gamma = model.params["ln_final.gamma"]
+    step8_readout(model, primer, ours_trace, prompt)
+    masses = [r.class_mass for r in rows]
+    printed_mass = primer.copula_probe["all_types"]
+    c1, c2 = st.columns(2)
+    c1.metric(
+        "class-adjective mass on all copula types, primer",
+        f"{printed_mass['class_mass_min']:.2f}–{printed_mass['class_mass_max']:.2f}",
     )
+    c2.metric("class-adjective mass on all copula types, ours", f"{min(masses):.2f}–{max(masses):.2f}")
     explain(
         f"Same behaviour: both models put almost everything on 'on' after '{_fmt(prompt)}' (primer "
         f"{primer.readout['p_on']:.3f}, ours {p_ours:.3f}) and answer "
@@ -1094,6 +1098,52 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         "which head does which job, and every individual weight, are accidents of the run. Judge a model by what it "
         "does, and treat any one head's picture as one run's story.",
     )
+
+
+def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, prompt: tuple[str, ...]) -> None:
+    """§6 Step 8 beside ours: the final LayerNorm's four printed lines, then all 20 logits and probabilities."""
+    c, vocab = model.config, list(model.vocabulary)
+    printed = primer.final_layernorm
+    h2 = ours_trace[f"blocks.{c.n_layers - 1}.hook_resid_post"][-1]
+    ours_lines = [
+        h2,
+        model.params["ln_final.gamma"],
+        model.params["ln_final.beta"],
+        ours_trace["ln_final.hook_normalized"][-1],
+    ]
+    names = ("h²_last", "γ", "β", "LN(h²)_last")
+    keys = ("h2_last", "gamma", "beta", "normalized_last")
+    st.markdown(f"**Step 8: the final LayerNorm of the last row ({prompt[-1]})**")
+    _matrix(
+        np.stack([np.array(printed[k], dtype=np.float64) for k in keys] + ours_lines),
+        title="primer's four printed lines, then ours",
+        rows=[f"primer {n}" for n in names] + [f"ours {n}" for n in names],
+        columns=_columns(c.d_model),
+        key="tr-pvo-ln",
+        alt="Final LayerNorm of the last row: h², γ, β and the output, primer vs ours",
+    )
+    (mean,), (std,) = row_moments(h2[None])
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("mean of h²_last, primer", f"{printed['mean_before']:.3f}")
+    m2.metric("mean of h²_last, ours", f"{mean:.3f}")
+    m3.metric("σ of h²_last, primer", f"{printed['std_before']:.3f}")
+    m4.metric("σ of h²_last, ours", f"{std:.3f}")
+    slip_box([s for s in section6_slips() if s.section.endswith("Step 8")], key="tr-slips-step8")
+    readout = primer.readout
+    by_token = dict(zip(primer.vocabulary, zip(readout["logits"], readout["probs"], strict=True), strict=True))
+    frame = pd.DataFrame(
+        {
+            "token": vocab,
+            "primer: logit": [by_token[t][0] for t in vocab],
+            "ours: logit": [round(float(v), 3) for v in ours_trace["hook_logits"][-1]],
+            "primer: probability": [by_token[t][1] for t in vocab],
+            "ours: probability": [round(float(v), 3) for v in ours_trace["hook_probs"][-1]],
+        }
+    )
+    st.markdown(f"**All {len(vocab)} logits and probabilities after '{_fmt(prompt)}'**")
+    config = {column: st.column_config.NumberColumn(format="%.3f") for column in frame.columns[1:]}
+    st.dataframe(frame, hide_index=True, key="tr-pvo-all", column_config=config, height=36 * (len(frame) + 1) + 4)
+    download_table(frame, name="logits and probabilities, primer vs ours", key="tr-pvo-all")
 
 
 def headline(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:

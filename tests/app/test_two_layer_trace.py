@@ -257,10 +257,50 @@ def test_primer_vs_ours_reads_the_asset_and_our_model():
     assert len(layer1) == 4  # primer head 1, ours head 1, primer head 2, ours head 2
     assert layer1[0] == pytest.approx(printed[0]) and layer1[2] == pytest.approx(printed[1])
     assert layer1[1] == pytest.approx(ours_layer1[0]) and layer1[3] == pytest.approx(ours_layer1[1])
-    assert ln[0] == pytest.approx(primer.final_layernorm["gamma"]) and ln[1] == pytest.approx(
-        MODEL.params["ln_final.gamma"]
-    )
+    printed_ln = [primer.final_layernorm[k] for k in ("h2_last", "gamma", "beta", "normalized_last")]
+    assert ln[:4] == pytest.approx(np.array(printed_ln))
+    cat_sat = trace_of("<BOS> the cat sat")
+    assert ln[4] == pytest.approx(cat_sat["blocks.1.hook_resid_post"][-1])
+    assert ln[5] == pytest.approx(MODEL.params["ln_final.gamma"])
+    assert ln[7] == pytest.approx(cat_sat["ln_final.hook_normalized"][-1])
     assert "Same behaviour" in text(at) and f"primer {primer.readout['p_on']:.3f}" in text(at)
+
+
+def test_primer_vs_ours_shows_step_8_all_20_logits_and_the_class_mass_range():
+    at = open_page(trace_view="Primer vs ours")
+    primer = primer_section6()
+    metrics = {m.label: m.value for m in at.metric}
+    ln = primer.final_layernorm
+    assert metrics["mean of h²_last, primer"] == f"{ln['mean_before']:.3f}" == "0.522"
+    assert metrics["σ of h²_last, primer"] == f"{ln['std_before']:.3f}" == "0.313"
+    h2 = trace_of("<BOS> the cat sat")["blocks.1.hook_resid_post"][-1]
+    assert metrics["mean of h²_last, ours"] == f"{h2.mean():.3f}"
+    mass = primer.copula_probe["all_types"]
+    assert metrics["class-adjective mass on all copula types, primer"] == "0.92–0.99"
+    masses = [r.class_mass for r in copula_table(MODEL)]
+    assert metrics["class-adjective mass on all copula types, ours"] == f"{min(masses):.2f}–{max(masses):.2f}"
+    assert (mass["class_mass_min"], mass["class_mass_max"]) == (0.92, 0.99)
+    table = next(d.value for d in at.dataframe if "token" in d.value.columns and "primer: logit" in d.value.columns)
+    assert len(table) == 20 and list(table["token"]) == list(MODEL.vocabulary)
+    by_token = dict(zip(primer.vocabulary, primer.readout["logits"], strict=True))
+    assert list(table["primer: logit"]) == [by_token[t] for t in MODEL.vocabulary]
+    assert table.set_index("token").loc["on", "primer: logit"] == 10.255
+    assert table.set_index("token").loc["on", "primer: probability"] == 0.997
+    ours = trace_of("<BOS> the cat sat")["hook_logits"][-1]
+    assert table["ours: logit"].to_numpy() == pytest.approx(ours, abs=5e-4)
+
+
+def test_primer_vs_ours_points_out_the_primer_s_step_3_and_step_8_slips():
+    at = open_page(trace_view="Primer vs ours")
+    shown = text(at)
+    assert shown.count("Where the primer's text and its numbers disagree") == 2
+    # Step 3: head 1's sat row puts 0.660 on cat, not its largest share on <BOS> (0.058)
+    assert "the largest share is on cat (0.660); <BOS> gets 0.058" in shown.replace("`", "")
+    assert "sat keeps 0.488 of the weight, less than half" in shown
+    assert "the largest share is on cat (0.880); the gets 0.077" in shown
+    # Step 8: γ runs 2.253–2.723, the output spans 6.46, the redo misses by 0.003 (rounding)
+    assert "γ from 2.253 to 2.723" in shown and "the entries span 6.46, not about 9" in shown
+    assert "up to 0.003 from the printed line" in shown
 
 
 def test_state_comes_back_from_the_url():

@@ -225,6 +225,66 @@ def identity_checks(model: Model, prompt: Sequence[str] = CAT, swapped: Sequence
     )
 
 
+def value_zeroed(model: Model, *, keep_out_bias: bool = False) -> Model:
+    """Appendix A's "equivalently W_V = 0": W_V = 0 and b_V = 0 in every layer (b_O = 0 too unless kept)."""
+    names = ("W_V", "b_V") if keep_out_bias else ("W_V", "b_V", "b_O")
+    zeros = {}
+    for layer in range(model.config.n_layers):
+        for name in names:
+            key = f"blocks.{layer}.attn.{name}"
+            if key in model.params:
+                zeros[key] = np.zeros_like(model.params[key])
+    return with_weights(model, zeros)
+
+
+def value_checks(model: Model, prompt: Sequence[str] = CAT) -> tuple[Check, Check]:
+    """W_V = 0 against Method 2 (W_O = 0, b_O = 0) on the prompt's 20 logits: with b_O also 0, and with b_O kept."""
+    method2 = _last_logits(attention_zeroed(model), prompt)
+    return (
+        _compare(
+            "value_zeroed",
+            "W_V = 0, b_V = 0, b_O = 0 in both layers against Method 2",
+            _last_logits(value_zeroed(model), prompt),
+            method2,
+        ),
+        _compare(
+            "value_zeroed_out_bias_kept",
+            "W_V = 0, b_V = 0 with b_O kept, against Method 2",
+            _last_logits(value_zeroed(model, keep_out_bias=True), prompt),
+            method2,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class SelfAttention:
+    """Appendix A's 'identity' fabrication on the §5 head: every token attends only to itself, W_V = W_O = I."""
+
+    h0: np.ndarray  # the input rows
+    h1: np.ndarray  # the stream after the attention block
+    doubled: bool  # h¹ == 2·h⁰ to the last bit
+
+    @property
+    def largest_change(self) -> float:
+        """Largest |h¹ − h⁰|: how far from 'passed through unchanged' the stream moved."""
+        return float(np.max(np.abs(self.h1 - self.h0)))
+
+
+def self_attention(model: Model, embeddings: np.ndarray) -> SelfAttention:
+    """Run a single-head model with its own attention replaced by 'each token reads only itself' and W_V = W_O = I.
+
+    Each token's value is then its own row, and adding it back doubles the row instead of passing it through.
+    """
+    d = model.config.d_model
+    identity = {"blocks.0.attn.W_V": np.eye(d), "blocks.0.attn.W_O": np.eye(d)}
+    X = np.asarray(embeddings, dtype=np.float64)
+    fabricated = with_weights(model, identity)
+    values = X @ identity["blocks.0.attn.W_V"]  # self-only weights: each head output is the token's own value row
+    trace = forward(fabricated, embeddings=X, intervention=Intervention(head_outputs={(0, 0): values}))
+    h1 = trace["blocks.0.hook_resid_post"]
+    return SelfAttention(h0=X, h1=h1, doubled=bool(np.array_equal(h1, 2 * X)))
+
+
 def road_logits(model: Model, prompt: Sequence[str] = CAT, swapped: Sequence[str] = MAT) -> dict[str, np.ndarray]:
     """The 20 logits after the prompt with attention on, by Method 1, by Method 2, and by Method 2 on the swapped
     prompt: the identity table as a picture (the last three are the same numbers)."""
@@ -410,6 +470,8 @@ class PrimerTables:
     copula_attention: dict[HeadKey, tuple[float, ...]]
     attention_keys: tuple[str, ...]
     source: str
+    larger_model: dict[str, dict[str, float]]  # findings stated on a larger model, quoted (not re-run here)
+    remarks: dict[str, str]  # Method 2's two remarks: W_V = 0 is equivalent; self-attention doubles
 
     def brightest(self, token: str) -> HeadKey:
         """The head whose copula query puts the most weight on a token in the primer's printed §6 table."""
@@ -438,4 +500,6 @@ def primer_tables() -> PrimerTables:
         },
         attention_keys=tuple(doc["copula_attention"]["keys"]),
         source=doc["source"],
+        larger_model={k: v for k, v in doc["larger_model_findings"].items() if k != "description"},
+        remarks={k: v for k, v in doc["method2_remarks"].items() if k != "description"},
     )

@@ -18,10 +18,12 @@ import streamlit as st
 from core import experiments as ex
 from core.analysis import (
     COLLAPSE,
+    BigramCeilings,
     HeadEvidence,
     PatchRow,
     Sweep,
     ablation_sweep,
+    bigram_ceilings,
     head_evidence,
     head_label,
     next_token_table,
@@ -29,10 +31,13 @@ from core.analysis import (
     short_label,
     subset_counts,
 )
-from core.transformer import HeadKey
+from core.primer import hand_example
+from core.primer_slips import appendix_a_slips
+from core.transformer import HeadKey, hand_model
 from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link
+from ui.primer_slips import slip_box
 from ui.widgets import chart, download_table, explain
 
 PRIMER = ex.primer_tables()
@@ -53,6 +58,12 @@ NOT_PRINTED = "—"
 def sweep() -> Sweep:
     """All 16 head subsets plus attention off on the trained model (one batched pass per setting)."""
     return ablation_sweep(MODEL)
+
+
+@cache
+def ceilings() -> BigramCeilings:
+    """The best top-1 on the bigram slots without attention: token only, and token plus position."""
+    return bigram_ceilings()
 
 
 @lru_cache(maxsize=512)
@@ -111,8 +122,10 @@ def bench(setting: Setting) -> None:
         (
             f"Top-1 on {s.n_bigram_slots} bigram slots",
             r.bigram_top1,
-            "Share of the next-token decisions a model reading only the current token could answer where the top "
-            "prediction is the token that actually comes next. They need no attention: a fall here is collateral.",
+            "Share of the next-token decisions that need no attention to other tokens where the top prediction is "
+            f"the token that actually comes next. The current token and its position settle them as far as the world "
+            f"allows: no model can beat {ceilings().position_aware:.3f} on them, and one reading only the current "
+            f"token tops out at {ceilings().token_only:.3f}. A fall here is collateral.",
         ),
         (
             f"Right class on {s.n_copula_slots} copula slots",
@@ -190,6 +203,32 @@ def both_roads(_: Setting) -> None:
         f"the model, not artefacts of the tooling: an audit can reproduce them from the {MODEL.n_params} published "
         "parameters alone.",
     )
+    method2_remarks()
+
+
+def method2_remarks() -> None:
+    """Appendix A's two remarks on Method 2, each checked: W_V = 0 is equivalent; attending only to itself doubles."""
+    zeroed, kept = ex.value_checks(MODEL)
+    doubling = self_attention_run()
+    st.markdown("**Two remarks of Appendix A, checked**")
+    st.markdown(
+        f"“{PRIMER.remarks['equivalent']}” On our model, {zeroed.check}: {brief(zeroed)}. The equivalence needs the "
+        f"biases silenced too: {kept.check}: {brief(kept)}, because b_O is still written into the stream."
+    )
+    first = doubling.h0[0]
+    st.markdown(
+        f"“{PRIMER.remarks['self_attention']}” On the primer's §5 head with W_V = W_O = I and each token reading only "
+        f"itself, '{hand_example().prompt[0]}' goes in as [{', '.join(f'{v:.2f}' for v in first)}] and comes out as "
+        f"[{', '.join(f'{v:.2f}' for v in doubling.h1[0])}]: "
+        + ("exactly twice its row" if doubling.doubled else "not twice its row")
+        + f", moved by up to {doubling.largest_change:.2f}, not passed through."
+    )
+
+
+@cache
+def self_attention_run() -> ex.SelfAttention:
+    """The §5 head with self-only attention and W_V = W_O = I."""
+    return ex.self_attention(hand_model(), hand_example().X)
 
 
 @cache
@@ -350,6 +389,12 @@ def subsets_tab(setting: Setting) -> None:
             "heads removed": st.column_config.TextColumn(width="medium", pinned=True),
             "marker": st.column_config.TextColumn(width="small"),
             "rule accuracy (held-out)": st.column_config.ProgressColumn("rule accuracy", **score),
+            PRIMER_RULE: st.column_config.TextColumn(
+                "primer (printed)",
+                width="small",
+                help="The primer's single-head table (Appendix A): rule accuracy on its own model, printed for "
+                "no head and each single head only.",
+            ),
             "right class on copula slots": st.column_config.ProgressColumn("copula class", **score),
             "top-1 on bigram slots": st.column_config.ProgressColumn("bigram top-1", **score),
             "class-adjective mass": st.column_config.NumberColumn("class mass", format="%.3f", width="small"),
@@ -363,7 +408,13 @@ def subsets_tab(setting: Setting) -> None:
     best = next(r for r in rows if r["marker"] == "best")
     worst = next(r for r in rows if r["marker"] == "worst")
     n = subset_counts(s)
+    printed = [(r, primer_rule(k)) for k, r in zip(s.removed, rows, strict=True) if primer_rule(k) != NOT_PRINTED]
     explain(
+        "The primer printed the single-head rows only: rule accuracy "
+        + ", ".join(f"{p} ({r['heads removed']})" for r, p in printed)
+        + " on its model, "
+        + ", ".join(f"{r['rule accuracy (held-out)']:.2f}" for r, _ in printed)
+        + " on ours. "
         f"All {n.real} ways of removing heads, plus attention off, on the whole corpus. The least damaging is "
         f"{best['heads removed']} (rule {best['rule accuracy (held-out)']:.2f}, bigram "
         f"{best['top-1 on bigram slots']:.3f}); the most damaging is {worst['heads removed']} (rule "
@@ -383,6 +434,15 @@ def subset_rows() -> list[dict[str, object]]:
     return ex.subset_table(sweep())
 
 
+PRIMER_RULE = "primer: rule accuracy (printed)"
+
+
+def primer_rule(removed: frozenset[HeadKey] | None) -> str:
+    """The primer's printed single-head rule accuracy for a sweep row, or a dash where it printed none."""
+    printed = PRIMER.single_head_rule.get(removed) if removed is not None else None
+    return primer_value(printed, ".2f")
+
+
 @lru_cache(maxsize=32)
 def subset_frames(selected: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The 16-subset table with the reader's setting (its row in the sweep) marked beside best and worst: in full for
@@ -398,6 +458,7 @@ def subset_frames(selected: int) -> tuple[pd.DataFrame, pd.DataFrame]:
             "heads removed (count)",
         ]
     ]
+    frame.insert(3, PRIMER_RULE, [primer_rule(removed) for removed in sweep().removed])
     frame["marker"] = [
         " · ".join(filter(None, [m, "your setting" if k == selected else ""])) for k, m in enumerate(frame["marker"])
     ]
@@ -436,9 +497,13 @@ def patterns_tab(setting: Setting) -> None:
     bright, load, dim = evidence.brightest, evidence.load_bearing, evidence.dimmest
     b, lb, d = evidence.index(bright), evidence.index(load), evidence.index(dim)
     verdict = "is" if evidence.brightest_is_load_bearing else "is not"
-    st.markdown(f"#### In our model the brightest head {verdict} the load-bearing one.")
     family = shipped_family()
     runs, agree = len(family.carriers), family.brightest_load_bearing
+    st.markdown(
+        f"#### Across {runs} trained models, the brightest head is the load-bearing one in "
+        f"{'only ' if agree < runs / 2 else ''}{agree}."
+    )
+    st.markdown(f"In the shipped model it {verdict}; in the other {runs - 1} runs, see the model family below.")
     primer_bright = PRIMER.brightest("cat")
     primer_weight = PRIMER.copula_attention[primer_bright][PRIMER.attention_keys.index("cat")]
     bright_text = f"{head_label(bright)} ({evidence.attention[b]:.2f} of the copula's attention, mean over the " + (
@@ -469,6 +534,42 @@ def patterns_tab(setting: Setting) -> None:
         "points at a bright heatmap cell as 'the model reasoning about X' is showing a picture; evidence is a "
         "measured change in behaviour when the part is switched off.",
     )
+    larger_model_findings(family)
+
+
+def larger_model_findings(family: ex.Family) -> None:
+    """The primer's three findings on a larger model, quoted beside what our model family shows."""
+    single, spread = PRIMER.larger_model["single_head_rule"], PRIMER.larger_model["no_single_head_rule"]
+    counts = family.verdict_counts
+    ev = trained_evidence()
+    mild = int(np.argmax(ev.rule_accuracy))
+    st.markdown(
+        "**The primer's findings on a larger model** (Appendix A, from *The clockwork and the dice*; quoted, "
+        "not re-run here)"
+    )
+    frame = pd.DataFrame(
+        {
+            "finding": [
+                "A rule can rest on a single head: zero its W_O block",
+                "… and zeroing an inert head instead",
+                f"A rule can rest on no single head: each of the {spread['n_heads']} heads ablated in turn",
+                "Attention patterns can mislead",
+            ],
+            "primer (printed)": [
+                f"p(right token) {single['p_right_token_before']:.3f} → {single['p_right_token_after']:.4f}",
+                f"p(right token) stays {single['p_after_inert_head']:.3f}",
+                f"largest single effect: rule accuracy {spread['largest_single_effect_rule_accuracy']:.3f}",
+                "a bright head may change nothing when ablated; a dull one may hold the rule",
+            ],
+            f"our {len(family.carriers)} trained models": [
+                f"the rule rests on one head in {counts['one head']}",
+                f"shipped model: without {short_label(ev.heads[mild])}, rule accuracy {ev.rule_accuracy[mild]:.2f}",
+                f"no single head in {counts['no single head']}, several in {counts['several heads']}",
+                f"the brightest head is load-bearing in {family.brightest_load_bearing}",
+            ],
+        }
+    )
+    st.dataframe(frame, hide_index=True, width="stretch")
 
 
 @cache
@@ -543,6 +644,13 @@ def collateral_tab(setting: Setting) -> None:
         f"both numbers, the targeted one and the collateral one: here {head_label(ev.heads[blunt])} costs "
         f"{ev.bigram_drop[blunt]:.3f} of bigram top-1 it was never meant to touch.",
     )
+    c = ceilings()
+    st.caption(
+        f"The {s.n_bigram_slots} bigram slots need no attention to other tokens, but not all of them can be answered "
+        f"from the current token alone: that tops out at {c.token_only:.3f}; the token and its position reach "
+        f"{c.position_aware:.3f}, the trained model's {ev.baseline_bigram:.3f}."
+    )
+    slip_box(appendix_a_slips(), key="ablation-slips")
 
 
 @lru_cache(maxsize=32)

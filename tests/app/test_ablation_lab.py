@@ -179,6 +179,35 @@ def test_both_roads_shows_the_identities_beside_the_primer():
     assert any(b.label.startswith("Download identity checks") for b in at.download_button)
 
 
+def test_both_roads_checks_the_w_v_and_self_attention_remarks():
+    at = open_page(view=TABS["roads"])
+    shown = "\n".join(m.value for m in at.markdown)
+    zeroed, kept = ex.value_checks(MODEL)
+    assert zeroed.identical and not kept.identical
+    assert "“W_O = 0 (equivalently W_V = 0).” On our model" in shown
+    assert f"{zeroed.check}: every bit equal" in shown
+    assert f"{kept.check}: max |Δ| = {kept.max_abs_delta:.3g}" in shown
+    assert "doubles the contribution" in shown
+    assert "[0.10, -0.20, 0.05, 0.40, 0.15] and comes out as [0.20, -0.40, 0.10, 0.80, 0.30]: exactly twice" in shown
+
+
+def test_the_bench_says_what_the_bigram_slots_really_are():
+    at = open_page()
+    helptext = next(m.help for m in at.metric if m.label == BIGRAM)
+    assert "could answer" not in helptext and "need no attention to other tokens" in helptext
+    assert "no model can beat 0.699" in helptext and "tops out at 0.625" in helptext
+
+
+def test_collateral_tab_points_out_the_primer_s_appendix_a_slips():
+    at = open_page(view=TABS["collateral"])
+    shown = "\n".join(m.value for m in [*at.markdown, *at.caption])
+    assert "Where the primer's text and its numbers disagree" in shown
+    assert "after the, five different tokens can follow" in shown
+    assert "8 different tokens follow 'the' (big, blue, cat, dog, floor, mat, red, small)" in shown
+    assert "after a sentence's first 'the', 6 (big, cat, dog, floor, mat, small)" in shown
+    assert "tops out at 0.625" in shown and "0.699 needs the token's position as well" in shown
+
+
 def test_prompt_table_puts_the_primers_rows_beside_ours():
     at = open_page(view=TABS["prompts"])
     table = at.dataframe[0].value
@@ -206,6 +235,20 @@ def test_subset_table_highlights_best_and_worst_and_follows_the_toggle():
     at.pills(key="heads").set_value(["L1H1", "L2H2"]).run()
     markers = dict(zip(at.dataframe[0].value["heads removed"], at.dataframe[0].value["marker"], strict=True))
     assert "your setting" in markers["L1H1 + L2H2"] and "your setting" not in markers["L2H2"]
+
+
+def test_subset_table_shows_the_primer_s_single_head_column_beside_ours():
+    at = open_page(view=TABS["subsets"])
+    table = at.dataframe[0].value
+    primer = dict(zip(table["heads removed"], table["primer: rule accuracy (printed)"], strict=True))
+    assert [primer[k] for k in ("none", "L1H1", "L1H2", "L2H1", "L2H2")] == ["1.00", "0.00", "0.00", "0.60", "0.60"]
+    assert sum(v != "—" for v in primer.values()) == 5 and primer["attention off"] == "—"
+    text = explained(at)
+    assert "1.00 (none), 0.00 (L1H1), 0.00 (L1H2), 0.60 (L2H1), 0.60 (L2H2) on its model" in text
+    ours = ", ".join(
+        f"{SWEEP.rule_accuracy[ex.sweep_index(SWEEP, h)]:.2f}" for h in ([], [(0, 0)], [(0, 1)], [(1, 0)], [(1, 1)])
+    )
+    assert f"{ours} on ours" in text
 
 
 def row_styles(table) -> dict[int, str]:
@@ -241,8 +284,26 @@ def test_patterns_tab_puts_brightness_next_to_damage():
     np.testing.assert_allclose(values(paired["data"][1]["x"]), evidence.rule_drop)
     np.testing.assert_allclose(values(paired["data"][2]["x"]), evidence.bigram_drop)
     verdict = "is" if evidence.brightest_is_load_bearing else "is not"
-    assert any(m.value == f"#### In our model the brightest head {verdict} the load-bearing one." for m in at.markdown)
+    family = ex.shipped_family()
+    runs, agree = len(family.carriers), family.brightest_load_bearing
+    lead = f"#### Across {runs} trained models, the brightest head is the load-bearing one in only {agree}."
+    assert (runs, agree) == (9, 2)  # the finding the heading leads with
+    headings = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert headings[0] == lead
+    assert any(m.value.startswith(f"In the shipped model it {verdict};") for m in at.markdown)
     assert head_label(evidence.brightest) in explained(at)
+
+
+def test_patterns_tab_quotes_the_primer_s_larger_model_findings():
+    at = open_page(view=TABS["patterns"])
+    table = next(d.value for d in at.dataframe if "finding" in d.value.columns)
+    printed = table["primer (printed)"].tolist()
+    assert printed[0] == "p(right token) 0.999 → 0.0005"
+    assert printed[1] == "p(right token) stays 0.999"
+    assert printed[2] == "largest single effect: rule accuracy 0.860"
+    assert "each of the 8 heads" in table["finding"][2]
+    counts = ex.shipped_family().verdict_counts
+    assert table.iloc[0, 2] == f"the rule rests on one head in {counts['one head']}"
 
 
 def test_patterns_heatmap_follows_the_prompt():

@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core import experiments as ex
 from core.primer import hand_example
+from core.weights import trained_model
 from tests.app.helpers import chart_specs, numbers, run_page
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,6 +181,49 @@ def test_reset_returns_to_the_primer():
     np.testing.assert_allclose(z(at, "attention weights")[2], SAT_WEIGHTS, atol=5e-4)
     assert at.selectbox(key="qkv_sentence").value == "the cat sat"
     assert "qkv_W_Q" not in at.query_params
+
+
+def test_reset_also_turns_scaling_and_the_mask_back_on():
+    at = open_page(qkv_step="Softmax")
+    at.toggle(key="qkv_scale").set_value(False).run()
+    at.toggle(key="qkv_mask").set_value(False).run()
+    assert not np.allclose(z(at, "attention weights")[2], SAT_WEIGHTS, atol=5e-4)
+    at.button(key="qkv_reset").click().run()
+    assert at.toggle(key="qkv_scale").value and at.toggle(key="qkv_mask").value
+    np.testing.assert_allclose(z(at, "attention weights"), [[1, 0, 0], [0.463, 0.537, 0], SAT_WEIGHTS], atol=5e-4)
+
+
+def test_the_raw_scores_are_shown_at_the_primer_s_rounding():
+    at = open_page(qkv_step="Raw QKᵀ")
+    labels = figures(at)["QKᵀ (raw scores)"]["data"][0]["text"]
+    assert labels == [
+        ["0.2055", "0.1175", "-0.1490"],
+        ["0.1028", "0.4325", "-0.1945"],
+        ["-0.1440", "-0.2220", "0.6260"],
+    ]  # primer §5, Step 3, digit for digit
+    assert "decimal, half up" in text(at)
+    assert "the exact 0.10275 prints as 0.1028, as in the primer, although the computer stores it a hair below" in text(
+        at
+    )
+
+
+def test_the_qkv_texts_say_why_q_is_not_cached_and_what_switching_a_block_off_does():
+    at = open_page(qkv_step="Q, K, V")
+    assert "never Q" not in text(at) and "a past token's query is never used again" in text(at)
+    at = run_step(at, "resid")
+    off = ex.prompt_row(trained_model(), ex.CAT, off=True).top_token
+    assert "the rest still works" not in text(at) and "as a damaged network" in text(at)
+    assert f"answers '{off}' after 'the cat is'" in text(at)
+
+
+def test_the_cache_text_says_the_work_per_token_grows_by_one_row():
+    at = open_page(qkv_section="KV cache", qkv_extra="6")
+    run_work = [110 + 10 * t for t in range(9)]  # 75 projections + 25 for W_O + 10 per cached row
+    spec = figures(at)["Multiply-adds per step"]
+    assert numbers(spec["data"][0]["y"]).tolist() == run_work
+    assert "stays small" not in text(at)
+    assert "from 110 multiply-adds at prefill to 190 at step 8" in text(at)
+    assert "by one row of scores per token instead of the whole square" in text(at)
 
 
 def test_a_shared_url_restores_the_edits_and_refuses_garbage():

@@ -323,3 +323,10 @@ def test_the_shortest_and_longest_prompts_draw_every_step_in_both_layers(prompt)
             assert specs(at), (layer, key)
     at.radio(key="trace_step").set_value("weights").run()
     assert all(z(s).shape == (T, T) for s in specs(at))
+
+
+def test_the_mlp_is_called_the_only_element_wise_non_linearity_not_the_only_one():
+    at = open_page(trace_step="mlp_post")
+    shown = text(at)
+    assert "only element-wise non-linearity" in shown and "softmax and LayerNorm bend too" in shown
+    assert "only non-linear step" not in shown

@@ -326,7 +326,8 @@ def test_the_shortest_and_longest_prompts_draw_every_step_in_both_layers(prompt)
 
 
 def test_the_mlp_is_called_the_only_element_wise_non_linearity_not_the_only_one():
-    at = open_page(trace_step="mlp_post")
+    at = open_page()
+    at.radio(key="trace_step").set_value("mlp_post").run()
     shown = text(at)
     assert "only element-wise non-linearity" in shown and "softmax and LayerNorm bend too" in shown
     assert "only non-linear step" not in shown

@@ -317,26 +317,39 @@ def kaplan_estimate(config: ModelConfig) -> int:
     return 12 * config.n_layers * config.d_model**2
 
 
-def activation_shapes(config: ModelConfig, tokens: int) -> list[tuple[str, str, int]]:
-    """The primer §4 activation table for this model at T tokens: (activation, shape, number of values)."""
+def activation_shapes(config: ModelConfig, tokens: int) -> list[tuple[str, str, int, str]]:
+    """The primer §4 activation table for this model at T tokens, all 15 rows in the order of a forward pass:
+    (activation, shape, number of values, what it is)."""
     c, t = config, tokens
     dk = c.head_dim if not c.is_mla else c.qk_nope_head_dim + c.qk_rope_head_dim
     dv = c.head_dim if not c.is_mla else c.v_head_dim
+    d_ff = c.expert_d_ff if c.is_moe else c.d_ff
+    kv = (
+        f"{t} × {dk}, {c.n_kv_heads} KV heads"
+        if not c.is_mla
+        else f"{t} × {c.kv_lora_rank + c.qk_rope_head_dim} latent"
+    )
     return [
-        ("Input token ids", f"{t}", t),
-        ("Residual stream h⁽ˡ⁾", f"{t} × {c.d_model}", t * c.d_model),
-        ("Q per head", f"{t} × {dk}, {c.n_heads} heads", t * dk * c.n_heads),
+        ("Input token ids", f"{t}", t, "integers in [0, V)"),
         (
-            "K, V per KV head (cached)",
-            f"{t} × {dk}, {c.n_kv_heads} KV heads"
-            if not c.is_mla
-            else f"{t} × {c.kv_lora_rank + c.qk_rope_head_dim} latent",
-            0,
+            "Residual stream h⁽⁰⁾ … h⁽ᴸ⁾",
+            f"{t} × {c.d_model}",
+            t * c.d_model,
+            "the running meaning per token, every layer",
         ),
-        ("Attention scores QKᵀ", f"{t} × {t} per head", t * t * c.n_heads),
-        ("Attention output (concat)", f"{t} × {c.n_heads * dv}", t * c.n_heads * dv),
-        ("MLP hidden", f"{t} × {c.expert_d_ff if c.is_moe else c.d_ff}", t * (c.expert_d_ff if c.is_moe else c.d_ff)),
-        ("Logits", f"{t} × {c.vocab_size}", t * c.vocab_size),
+        ("Q per head", f"{t} × {dk}, {c.n_heads} heads", t * dk * c.n_heads, "used once, then discarded"),
+        ("K, V per KV head (cached)", kv, 0, "kept in the KV cache for every later token"),
+        ("Attention scores QKᵀ", f"{t} × {t} per head", t * t * c.n_heads, "the routing pattern"),
+        ("Attention weights (after softmax)", f"{t} × {t} per head", t * t * c.n_heads, "rows sum to 1, causal"),
+        ("Attention output, one head", f"{t} × {dv}", t * dv, "weighted sum of V rows"),
+        ("Attention output (concat)", f"{t} × {c.n_heads * dv}", t * c.n_heads * dv, "the heads side by side"),
+        ("Output of W_O added to the residual", f"{t} × {c.d_model}", t * c.d_model, "written back into the stream"),
+        ("MLP hidden", f"{t} × {d_ff}", t * d_ff, "inside the MLP block only"),
+        ("MLP output", f"{t} × {c.d_model}", t * c.d_model, "also written back into the stream"),
+        ("Final hidden state (after the last norm)", f"{t} × {c.d_model}", t * c.d_model, "input to the unembedding"),
+        ("Logits", f"{t} × {c.vocab_size}", t * c.vocab_size, "one row per position"),
+        ("Logits of the last token", f"{c.vocab_size}", c.vocab_size, "the row that predicts the next token"),
+        ("Next-token probabilities", f"{c.vocab_size}, sums to 1", c.vocab_size, "softmax of the last-token logits"),
     ]
 
 

@@ -713,7 +713,9 @@ def _inventory(config: ModelConfig) -> pa.Table:
 
 @lru_cache(maxsize=64)
 def _activations(config: ModelConfig, context: int) -> pa.Table:
-    return pa.Table.from_pylist([{"activation": a, "shape": s} for a, s, _ in activation_shapes(config, context)])
+    """Primer §4's activation table for this model at the chosen context, all 15 rows."""
+    rows = activation_shapes(config, context)
+    return pa.Table.from_pylist([{"activation": a, "shape": s, "what it is": note} for a, s, _, note in rows])
 
 
 @lru_cache(maxsize=1)

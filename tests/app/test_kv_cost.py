@@ -279,6 +279,23 @@ def test_anatomy_shows_exact_counts_and_reference_points(at):
     assert counts["Primer's tiny model (§6)"] == 736 and counts["GPT-2 small"] == 124_439_808
 
 
+def test_anatomy_lists_all_15_activations_of_primer_section_4(at):
+    open_section(at, "Model anatomy")
+    at.selectbox(key="model").set_value("gpt2").run()
+    table = next(frame.value for frame in at.dataframe if "activation" in frame.value.columns)
+    assert len(table) == 15
+    shapes = dict(zip(table["activation"], table["shape"], strict=True))
+    context = next(int(n.value) for n in at.number_input if n.key == "context")
+    for name in ("Attention weights (after softmax)", "Output of W_O added to the residual", "MLP output"):
+        assert name in shapes
+    assert shapes["Attention weights (after softmax)"] == f"{context:,} × {context:,} per head".replace(",", "")
+    assert shapes["Attention output, one head"] == f"{context} × 64"
+    assert shapes["Output of W_O added to the residual"] == f"{context} × 768"
+    assert shapes["Final hidden state (after the last norm)"] == f"{context} × 768"
+    assert shapes["Logits of the last token"] == "50257"
+    assert shapes["Next-token probabilities"] == "50257, sums to 1"
+
+
 def test_hostile_link_never_crashes_and_falls_back_to_the_primer():
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.query_params.update(

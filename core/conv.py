@@ -287,6 +287,12 @@ def comparison_table() -> tuple[list[str], list[list[str]]]:
     return list(table["columns"]), [list(row) for row in table["rows"]]
 
 
+def ocr_flowchart() -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """The primer's §1 OCR flowchart: its boxes, the labels of the arrows between them, and its source."""
+    chart = _asset()["ocr_flowchart"]
+    return tuple(chart["nodes"]), tuple(chart["edges"]), chart["source"]
+
+
 # --- reading and writing the reader's inputs -----------------------------------------------------------------------
 
 

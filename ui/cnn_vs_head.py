@@ -20,6 +20,7 @@ from PIL import Image
 
 from core import conv
 from ui.figures import bars, heatmap, heatmap_panels
+from ui.flowchart import flowchart
 from ui.glossary import link, tip
 from ui.widgets import chart, download_matrix, download_table, explain
 
@@ -194,8 +195,29 @@ def feature_maps(trace: conv.ConvTrace) -> None:
 # --- ③ read-out ----------------------------------------------------------------------------------------------------
 
 
+@cache
+def _ocr_figure() -> go.Figure:
+    nodes, edges, _ = conv.ocr_flowchart()
+    return flowchart(nodes, edges, title="The primer's OCR network in one picture (§1)")
+
+
+def ocr_picture(trace: conv.ConvTrace) -> None:
+    """The primer's §1 flowchart of a whole OCR network, and how Appendix B's small network instantiates it."""
+    nodes, _, source = conv.ocr_flowchart()
+    chart(
+        _ocr_figure(),
+        key="ocr-flowchart",
+        alt="Flowchart, top to bottom: " + "; then ".join(node.replace("\n", " ") for node in nodes),
+    )
+    st.caption(
+        f"{source} The network on this page is a small instance of it: {len(trace.filters)} filters, "
+        f"{len(trace.classes)} classes ({', '.join(trace.classes)}) instead of 26 letters."
+    )
+
+
 def readout(trace: conv.ConvTrace) -> None:
-    """Step 3: the flattened features, the read-out's logits and the softmax probabilities."""
+    """Step 3: the primer's §1 picture, the flattened features, the read-out's logits and the softmax probabilities."""
+    ocr_picture(trace)
     n = trace.features.size
     winner = trace.classes[trace.winner] if trace.winner is not None else None
     fig = bars(

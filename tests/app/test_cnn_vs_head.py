@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core import conv
 from core.primer import conv_example
+from tests.app import helpers
 from tests.app.helpers import chart_specs, numbers, shown
 from ui.cnn_vs_head import maps_frame
 
@@ -28,6 +29,11 @@ def open_page(view: str = WINDOW, **query: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def chart_specs(at: AppTest) -> list[dict]:
+    """The page's data charts (the §1 flowchart, drawn from shapes and labels alone, is tested on its own)."""
+    return [spec for spec in helpers.chart_specs(at) if spec["data"]]
 
 
 def panels(spec: dict) -> list[np.ndarray]:
@@ -98,6 +104,25 @@ def test_readout_tab_shows_features_logits_softmax():
     assert np.round(bar_values(softmax), 2).tolist() == [1.00, 0.00]
     assert [label.split("<br>")[1] for label in softmax["data"][0]["x"]] == ["logit 24", "logit 0"]
     assert "the network says “vertical”" in texts(at)
+
+
+def test_readout_tab_draws_the_primer_s_section_1_ocr_flowchart():
+    at = open_page(READOUT)
+    flow = helpers.chart_specs(at)[0]
+    texts_drawn = [a["text"] for a in flow["layout"]["annotations"] if a.get("text")]
+    assert texts_drawn[:4] == [
+        "pixels<br>(grid of ink/blank)",
+        "feature maps<br>one grid per filter:<br>edges, strokes, ...",
+        "softmax over<br>26 letters",
+        "a .02<br>...<br>e .91 ◄ answer<br>...",
+    ]
+    assert "filters slide<br>shared 3×3 weights<br>local receptive field,<br>reused at every position" in texts_drawn
+    assert "flatten +<br>linear layer" in texts_drawn
+    assert len([a for a in flow["layout"]["annotations"] if a.get("showarrow")]) == 3
+    chart = at.get("plotly_chart")[0]
+    assert "Flowchart, top to bottom: pixels (grid of ink/blank); then feature maps" in chart.proto.alt
+    captions = "\n".join(c.value for c in at.caption)
+    assert "Section 1" in captions and "2 filters, 2 classes (vertical, horizontal) instead of 26 letters" in captions
 
 
 def test_filter_vs_head_tab_shows_the_heads_row_and_the_primers_table():

@@ -208,6 +208,7 @@ class BigramCeilings:
 
     token_only: float
     position_aware: float
+    full_context: float  # reading the whole prefix: no model can do better
     n_slots: int
 
 
@@ -220,15 +221,21 @@ def _best_guess_accuracy(keys: Sequence[tuple[int, ...]], targets: np.ndarray) -
 
 
 def bigram_ceilings(data: Corpus | None = None) -> BigramCeilings:
-    """Top-1 ceilings on the bigram slots for a predictor that reads only the current token, or it and its position."""
+    """Top-1 ceilings on the bigram slots for a predictor reading only the current token, it and its position, or the
+    whole prefix."""
     data = corpus() if data is None else data
     bigram = ~data.slot_copula
     current = data.ids[data.slot_sentence, data.slot_position][bigram].tolist()
     position = data.slot_position[bigram].tolist()
     targets = data.slot_target[bigram]
+    prefixes = [
+        tuple(data.ids[s, : p + 1].tolist())
+        for s, p in zip(data.slot_sentence[bigram], data.slot_position[bigram], strict=True)
+    ]
     return BigramCeilings(
         token_only=_best_guess_accuracy([(t,) for t in current], targets),
         position_aware=_best_guess_accuracy(list(zip(current, position, strict=True)), targets),
+        full_context=_best_guess_accuracy(prefixes, targets),
         n_slots=int(bigram.sum()),
     )
 

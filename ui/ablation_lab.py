@@ -123,9 +123,9 @@ def bench(setting: Setting) -> None:
             f"Top-1 on {s.n_bigram_slots} bigram slots",
             r.bigram_top1,
             "Share of the next-token decisions that need no attention to other tokens where the top prediction is "
-            f"the token that actually comes next. The current token and its position settle them as far as the world "
-            f"allows: no model can beat {ceilings().position_aware:.3f} on them, and one reading only the current "
-            f"token tops out at {ceilings().token_only:.3f}. A fall here is collateral.",
+            f"the token that actually comes next. The best any model can do on them is {ceilings().full_context:.3f}; "
+            f"reading the current token and its position reaches {ceilings().position_aware:.3f}, the current token "
+            f"alone only {ceilings().token_only:.3f}. A fall here is collateral.",
         ),
         (
             f"Right class on {s.n_copula_slots} copula slots",

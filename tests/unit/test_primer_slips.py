@@ -23,6 +23,7 @@ def test_a_token_only_predictor_tops_out_at_0_625_and_the_position_lifts_it_to_0
     assert c.n_slots == 432
     assert c.token_only == 270 / 432 == 0.625
     assert round(c.position_aware, 3) == 0.699
+    assert c.full_context == c.position_aware  # the rest of the prefix adds nothing on these slots
     # the trained model reaches the position-aware ceiling without reading any other token's content
     assert score_slots(trained_model()).bigram_top1 == pytest.approx(c.position_aware)
 

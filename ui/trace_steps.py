@@ -1105,12 +1105,8 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
     c, vocab = model.config, list(model.vocabulary)
     printed = primer.final_layernorm
     h2 = ours_trace[f"blocks.{c.n_layers - 1}.hook_resid_post"][-1]
-    ours_lines = [
-        h2,
-        model.params["ln_final.gamma"],
-        model.params["ln_final.beta"],
-        ours_trace["ln_final.hook_normalized"][-1],
-    ]
+    normed = ours_trace["ln_final.hook_normalized"][-1]
+    ours_lines = [h2, model.params["ln_final.gamma"], model.params["ln_final.beta"], normed]
     names = ("h²_last", "γ", "β", "LN(h²)_last")
     keys = ("h2_last", "gamma", "beta", "normalized_last")
     st.markdown(f"**Step 8: the final LayerNorm of the last row ({prompt[-1]})**")
@@ -1128,6 +1124,17 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
     m2.metric("mean of h²_last, ours", f"{mean:.3f}")
     m3.metric("σ of h²_last, primer", f"{printed['std_before']:.3f}")
     m4.metric("σ of h²_last, ours", f"{std:.3f}")
+    gamma = np.array(printed["gamma"], dtype=np.float64)
+    ours_gamma = model.params["ln_final.gamma"]
+    explain(
+        f"Both last rows are reset to mean 0 and spread 1, then stretched by γ: the primer's row (mean "
+        f"{printed['mean_before']:.3f}, σ {printed['std_before']:.3f}) with γ from {gamma.min():.3f} to "
+        f"{gamma.max():.3f}, ours (mean {mean:.3f}, σ {std:.3f}) with γ from {ours_gamma.min():.3f} to "
+        f"{ours_gamma.max():.3f}. The outputs span {np.ptp(printed['normalized_last']):.2f} and "
+        f"{np.ptp(normed):.2f}.",
+        "However large the running sum grows, this norm hands the read-out a vector of a learned size: γ, not the "
+        "depth of the network, sets how confident the final prediction can be.",
+    )
     slip_box([s for s in section6_slips() if s.section.endswith("Step 8")], key="tr-slips-step8")
     readout = primer.readout
     by_token = dict(zip(primer.vocabulary, zip(readout["logits"], readout["probs"], strict=True), strict=True))

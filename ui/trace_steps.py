@@ -1149,7 +1149,9 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
     )
     st.markdown(f"**All {len(vocab)} logits and probabilities after '{_fmt(prompt)}'**")
     config = {column: st.column_config.NumberColumn(format="%.3f") for column in frame.columns[1:]}
-    st.dataframe(frame, hide_index=True, key="tr-pvo-all", column_config=config, height=36 * (len(frame) + 1) + 4)
+    st.dataframe(
+        frame, hide_index=True, key="tr-pvo-all", column_config=config, row_height=35, height=35 * (len(frame) + 1) + 4
+    )
     download_table(frame, name="logits and probabilities, primer vs ours", key="tr-pvo-all")
 
 

@@ -473,6 +473,17 @@ def patterns_tab(setting: Setting) -> None:
     s = sweep()
     evidence = trained_evidence()
     shape = attention_rows(words).shape
+    verdict = "is" if evidence.brightest_is_load_bearing else "is not"
+    family = shipped_family()
+    runs, agree = len(family.carriers), family.brightest_load_bearing
+    st.markdown(
+        f"#### Across {runs} trained models, the brightest head is the load-bearing one in "
+        f"{'only ' if agree < runs / 2 else ''}{agree}."
+    )
+    st.markdown(
+        f"In the shipped model, drawn below, it {verdict}; the other {runs - 1} runs are under "
+        f"{TABS[-1]} → {BEYOND[-1]}."
+    )
     left, right = st.columns([1.3, 1], gap="large")
     with left:
         st.markdown(f"**What a demo shows:** where the last token of {q(words)} looks, in each head")
@@ -496,14 +507,6 @@ def patterns_tab(setting: Setting) -> None:
     )
     bright, load, dim = evidence.brightest, evidence.load_bearing, evidence.dimmest
     b, lb, d = evidence.index(bright), evidence.index(load), evidence.index(dim)
-    verdict = "is" if evidence.brightest_is_load_bearing else "is not"
-    family = shipped_family()
-    runs, agree = len(family.carriers), family.brightest_load_bearing
-    st.markdown(
-        f"#### Across {runs} trained models, the brightest head is the load-bearing one in "
-        f"{'only ' if agree < runs / 2 else ''}{agree}."
-    )
-    st.markdown(f"In the shipped model it {verdict}; in the other {runs - 1} runs, see the model family below.")
     primer_bright = PRIMER.brightest("cat")
     primer_weight = PRIMER.copula_attention[primer_bright][PRIMER.attention_keys.index("cat")]
     bright_text = f"{head_label(bright)} ({evidence.attention[b]:.2f} of the copula's attention, mean over the " + (
@@ -569,7 +572,7 @@ def larger_model_findings(family: ex.Family) -> None:
             ],
         }
     )
-    st.dataframe(frame, hide_index=True, width="stretch")
+    st.table(frame.set_index("finding"))
 
 
 @cache

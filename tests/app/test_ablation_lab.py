@@ -291,13 +291,18 @@ def test_patterns_tab_puts_brightness_next_to_damage():
     assert (runs, agree) == (9, 2)  # the finding the heading leads with
     headings = [m.value for m in at.markdown if m.value.startswith("####")]
     assert headings[0] == lead
-    assert any(m.value.startswith(f"In the shipped model it {verdict};") for m in at.markdown)
+    assert at.markdown[[m.value for m in at.markdown].index(lead) + 1].value.startswith(
+        f"In the shipped model, drawn below, it {verdict}; the other 8 runs are under "
+        "⑥ Beyond the primer → Model family"
+    )
+    first_chart = next(i for i, m in enumerate(at.markdown) if m.value.startswith("**What a demo shows:**"))
+    assert [m.value for m in at.markdown].index(lead) < first_chart  # the finding leads the tab
     assert head_label(evidence.brightest) in explained(at)
 
 
 def test_patterns_tab_quotes_the_primer_s_larger_model_findings():
     at = open_page(view=TABS["patterns"])
-    table = next(d.value for d in at.dataframe if "finding" in d.value.columns)
+    table = at.table[0].value.reset_index()
     printed = table["primer (printed)"].tolist()
     assert printed[0] == "p(right token) 0.999 → 0.0005"
     assert printed[1] == "p(right token) stays 0.999"

@@ -649,9 +649,9 @@ def collateral_tab(setting: Setting) -> None:
     )
     c = ceilings()
     st.caption(
-        f"The {s.n_bigram_slots} bigram slots need no attention to other tokens, but not all of them can be answered "
-        f"from the current token alone: that tops out at {c.token_only:.3f}; the token and its position reach "
-        f"{c.position_aware:.3f}, the trained model's {ev.baseline_bigram:.3f}."
+        f"The {s.n_bigram_slots} bigram slots need no attention to other tokens. Reading only the current token, the "
+        f"best possible top-1 on them is {c.token_only:.3f}; the token and its position reach {c.position_aware:.3f}; "
+        f"the trained model scores {ev.baseline_bigram:.3f}."
     )
     slip_box(appendix_a_slips(), key="ablation-slips")
 

@@ -66,7 +66,7 @@ def printed_and_check(slip: Slip) -> tuple[str, str]:
         )
     if key == "bigram_could_answer":
         return (
-            f"top-1 {f['value']:.3f} on the {f['n_slots']} bigram slots (the trained model)",
+            f"top-1 {f['value']:.3f} on the {f['n_slots']} bigram slots (the primer's trained model)",
             f"a predictor reading only the current token tops out at {f['token_only']:.3f} on those slots; "
             f"{f['position_aware']:.3f} needs the token's position as well. What is true is that they need no "
             "attention to other tokens.",

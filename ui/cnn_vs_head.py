@@ -209,9 +209,13 @@ def ocr_picture(trace: conv.ConvTrace) -> None:
         key="ocr-flowchart",
         alt="Flowchart, top to bottom: " + "; then ".join(node.replace("\n", " ") for node in nodes),
     )
-    st.caption(
-        f"{source} The network on this page is a small instance of it: {len(trace.filters)} filters, "
-        f"{len(trace.classes)} classes ({', '.join(trace.classes)}) instead of 26 letters."
+    st.caption(source)
+    explain(
+        f"Pixels become feature maps, the maps are flattened and a softmax picks the letter. The network on this page "
+        f"is a small instance of it: {len(trace.filters)} filters and {len(trace.classes)} classes "
+        f"({', '.join(trace.classes)}) instead of 26 letters, its read-out below.",
+        "A Transformer keeps the last two boxes, a vector and a softmax over the vocabulary; what it replaces is the "
+        "first arrow, the fixed sliding window, by attention that chooses where to look.",
     )
 
 

@@ -139,7 +139,10 @@ def scenario() -> tuple[str, bool, bool]:
     )
     causal = top[2].toggle("Causal mask", value=True, key="qkv_mask", bind="query-params", help=tip("causal-mask"))
     top[3].button(
-        "Reset to the primer", on_click=reset_to_primer, key="qkv_reset", help="Sentence, input rows, weights."
+        "Reset to the primer",
+        on_click=reset_to_primer,
+        key="qkv_reset",
+        help="Sentence, input rows, weights, scaling and causal mask.",
     )
     return sentence, scale, causal
 

@@ -121,8 +121,8 @@ def test_readout_tab_draws_the_primer_s_section_1_ocr_flowchart():
     assert len([a for a in flow["layout"]["annotations"] if a.get("showarrow")]) == 3
     chart = at.get("plotly_chart")[0]
     assert "Flowchart, top to bottom: pixels (grid of ink/blank); then feature maps" in chart.proto.alt
-    captions = "\n".join(c.value for c in at.caption)
-    assert "Section 1" in captions and "2 filters, 2 classes (vertical, horizontal) instead of 26 letters" in captions
+    assert "Section 1" in "\n".join(c.value for c in at.caption)
+    assert "2 filters and 2 classes (vertical, horizontal) instead of 26 letters" in texts(at)
 
 
 def test_filter_vs_head_tab_shows_the_heads_row_and_the_primers_table():

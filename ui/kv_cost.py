@@ -688,7 +688,7 @@ def anatomy(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
         f"{'tied, one matrix serves both' if config.tied_embeddings else 'two separate matrices'}."
     )
     st.markdown(f"**Activations at T = {dep.context:,}** (recomputed every forward pass; only K and V are kept):")
-    table(_activations(config, dep.context))
+    st.dataframe(_activations(config, dep.context), hide_index=True, width="stretch", height="content")
     st.markdown("**Reference points**: the exact count and the rule of thumb side by side.")
     table(_references(), readable=("exact parameters", "12·L·d_model²"))
 

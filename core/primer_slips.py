@@ -32,11 +32,6 @@ class Slip:
     figures: dict[str, object]
 
 
-def _claims(path: object) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:  # type: ignore[arg-type]
-        return json.load(handle)["prose_claims"]["rows"]
-
-
 def _pattern_row(doc: dict, head: int, row: str) -> tuple[list[str], np.ndarray]:
     patterns = doc["layer1_patterns"]
     tokens = list(patterns["prompt"])

@@ -59,6 +59,7 @@ def layer_norm_redo(doc: dict) -> dict[str, object]:
         "printed": printed_out,
         "miss": float(np.abs(redo - printed_out).max()),
         "bound": float(bound.max()),
+        "step": PRINTED_STEP,
         "mean": float(h.mean()),
         "std": float(std),
         "printed_mean": ln["mean_before"],

@@ -54,9 +54,9 @@ def printed_and_check(slip: Slip) -> tuple[str, str]:
         return (
             f"h²_last, γ, β and LN(h²)_last at three decimals (mean {f['printed_mean']:.3f}, σ {f['printed_std']:.3f})",
             f"redoing the norm from those lines gives [{redo}], up to {f['miss']:.3f} from the printed line, more "
-            f"than the ±{f['value']} stated. It is rounding, not a wrong sum: every printed h², γ and β entry is off "
-            f"by up to ±{f['step']}, and the norm divides h²'s error by σ = {f['std']:.3f} and multiplies it by γ, so the "
-            f"output can move by up to {f['bound']:.3f}.",
+            f"than the ±{f['value']} stated. It is rounding, not a wrong sum: every printed h², γ and β entry is "
+            f"off by up to ±{f['step']}, and the norm divides h²'s error by σ = {f['std']:.3f} and multiplies it by "
+            f"γ, so the output can move by up to {f['bound']:.3f}.",
         )
     if key == "five_after_the":
         return (

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core import conv
 from core.primer import conv_example
 from tests.app import helpers
-from tests.app.helpers import chart_specs, numbers, shown
+from tests.app.helpers import numbers, shown
 from ui.cnn_vs_head import maps_frame
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -101,6 +101,13 @@ def medians(errs: np.ndarray) -> tuple[float, float]:
     return float(np.median(np.abs(errs[is_tput]))), float(np.median(np.abs(errs[~is_tput])))
 
 
+def measured_faster(errs: np.ndarray) -> tuple[int, int]:
+    """Throughput points where the servers measured faster than the model predicts, and the throughput points in all:
+    why the model's speed is an estimate, not a bound."""
+    is_tput = np.array([p.metric == "throughput" for p in points()])
+    return int(np.sum(errs[is_tput] < 0)), int(is_tput.sum())
+
+
 def _grid(name: str, centre: float | None, step: float, reach: int) -> np.ndarray:
     low, high = BOUNDS[name]
     if centre is None:

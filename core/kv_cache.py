@@ -191,9 +191,9 @@ class Deployment:
 class Plan:
     """Everything the calculator reports for one model under one deployment (bytes, counts, seconds, dollars).
 
-    Per-GPU figures are for one GPU of one model copy (replica = TP GPUs). Throughput is a ceiling and cost a floor
-    (best case): the decode step comes from the serving-time model (core.serving) with every user at the full context,
-    and real engines add scheduling and queueing.
+    Per-GPU figures are for one GPU of one model copy (replica = TP GPUs). Cost is the best case for the load: the
+    decode step comes from the calibrated serving-time model (core.serving) with every user at the full context, full
+    batches and no queueing or idle time.
     """
 
     params: int
@@ -350,7 +350,7 @@ def decode_seconds(config: ModelConfig, dep: Deployment, batches: np.ndarray) ->
 
 
 def cost_vs_batch(config: ModelConfig, dep: Deployment, batches: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Tokens/s of one replica (a ceiling) and $ per 1M output tokens (a floor) for each batch size."""
+    """Tokens/s of one replica at full batch and $ per 1M output tokens (best case for the load) per batch size."""
     n = np.asarray(batches, dtype=np.float64)
     step = decode_seconds(config, dep, n)
     tokens = n / step

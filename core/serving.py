@@ -8,7 +8,8 @@ A roofline model, vectorised over batch size and context (numpy):
   routings touch, E · (1 − (1 − k/E)^B) per layer) + every running sequence's KV; time = max(bytes / (bandwidth × MBU),
   FLOPs / (peak × MFU)) + tensor-parallel communication (two all-reduces per layer of the step's activations);
 - everything per GPU of one model copy (TP GPUs share weights, heads and FLOPs).
-Throughput from it is a ceiling and cost a floor: real engines add scheduling, queueing and imperfect overlap.
+Its efficiencies are fitted on published measurements (core.calibration): its speed is an estimate, not a bound;
+costs built on it are the best case for the load (full batches, no queueing, no idle copies).
 """
 
 from __future__ import annotations

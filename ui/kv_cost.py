@@ -35,7 +35,7 @@ from ui.widgets import chart, download_csv, explain
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]
 Compared = tuple[tuple[str, ModelConfig, kv.Deployment, kv.Plan], ...]
-COST_COLUMN = "$ per 1M output tokens (floor)"
+COST_COLUMN = "$ per 1M output tokens (best case)"
 
 
 # --------------------------------------------------------------------------------------------------- formatting
@@ -251,7 +251,7 @@ def cost_figure(batches: np.ndarray, cost: np.ndarray, tokens: np.ndarray, batch
     return go.Figure(
         data=[trace],
         layout=_layout(
-            "Cost per 1M output tokens vs batch size (best case: a floor)",
+            "Cost per 1M output tokens vs batch size (best case)",
             380,
             **axes,
             **_marker(batch, f"your batch {batch}", log_x=False),
@@ -327,11 +327,11 @@ def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: boo
     m[5].metric(
         "$ per 1M output tokens",
         money(result.cost_per_million),
-        help="Best case (a floor): all users decoding at the full context, no queueing or idle time; real serving "
-        "costs at least this.",
+        help="Best case for the load: all users decoding at the full context in full batches, no queueing or idle "
+        "time, at the calibrated speed (an estimate: see the Calibration tab).",
     )
     rate = result.tokens_per_second
-    speed = f"at most {rate:,.0f} tokens/s per copy" if rate else "no batch fits"
+    speed = f"about {rate:,.0f} tokens/s per copy" if rate else "no batch fits"
     m[5].caption(f"best case, at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}")
     st.caption(
         "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory). "
@@ -512,8 +512,8 @@ def cost_view(compared: Compared) -> None:
         f"{dep.efficiency:.0%} of {dep.gpu.bandwidth_tb_s:g} TB/s bandwidth, MFU {dep.mfu:.0%}).",
         "Each decoding step reads the weights once however many users share it (a mixture of experts only the "
         "experts its batch is routed to), so batching divides the "
-        "weights' cost among users until the KV cache fills the memory. These costs are the best case (a floor): "
-        "compute, scheduling and communication only make real tokens slower and dearer.",
+        "weights' cost among users until the KV cache fills the memory. These costs are the best case for the "
+        "load: full batches all the time; queueing and idle copies only make real tokens dearer.",
     )
 
 
@@ -557,7 +557,7 @@ def _comparison(compared: Compared) -> pa.Table:
                 "GPUs per copy": d.tp,
                 "users per copy": p.max_users,
                 f"GPUs for {plural(dep.users, 'user')}": p.gpus_needed,
-                "tokens/s per copy (ceiling)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
+                "tokens/s per copy (full batch)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
             }
             for _, c, d, p in compared
         ]
@@ -625,7 +625,7 @@ def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption
                 _even_column(gpu): round(o.break_even_price, 2) if o.break_even_price else None,
                 "GPUs per copy needed": o.tp,
                 "users per model copy": o.users_per_copy,
-                "tokens/s per GPU (ceiling)": round(o.tokens_per_second_per_gpu, 1)
+                "tokens/s per GPU (full batch)": round(o.tokens_per_second_per_gpu, 1)
                 if o.tokens_per_second_per_gpu
                 else None,
                 "memory (GB)": o.gpu.memory_gb,

@@ -1,8 +1,9 @@
 """The KV-cost page's planner: a workload's GPUs and monthly bill, build vs buy against an API, and how close the time
 model comes to published measurements. Also the page's readable log axes ($20, $50, 1K, 10K).
 
-Numbers come from core.serving and core.calibration; this module words and draws them. Costs are floors (best case)
-and throughput ceilings: the time model assumes perfect batching and no queueing.
+Numbers come from core.serving and core.calibration; this module words and draws them. Costs are the best case for
+the load (full batches, no queueing, no idle copies); the speed behind them is an estimate calibrated on published
+measurements, not a bound.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def log_axis(title: str, low: float, high: float, *, money: bool = False) -> dic
 def workload_section(
     config: ModelConfig, dep: kv.Deployment, load: sv.Workload, auto: bool
 ) -> tuple[sv.Sizing | None, str | None]:
-    """The workload's fields, then its plan: copies × GPUs, the monthly bill (a floor) and its split."""
+    """The workload's fields, then its plan: copies × GPUs, the monthly bill (best case) and its split."""
     st.subheader("Your workload: GPUs and the monthly bill")
     st.markdown(
         "Describe the traffic at its peak and the service you promise; the page finds how many users one model "
@@ -89,7 +90,12 @@ def workload_section(
     m = [*st.columns(3), *st.columns(3)]
     m[0].metric("GPUs for this workload", plural(sizing.gpus, "GPU"), help="Model copies × GPUs per copy.")
     m[0].caption(f"{plural(sizing.copies, 'model copy', 'model copies')} × {plural(dep.tp, 'GPU')}")
-    m[1].metric("Monthly GPU bill (floor)", dollars(sizing.monthly_cost), help="Best case: a floor, never a cap.")
+    m[1].metric(
+        "Monthly GPU bill (best case)",
+        dollars(sizing.monthly_cost),
+        help="GPUs × hours × price, with every copy running full batches at the calibrated speed and no spare copies; "
+        "queueing, failover, engineers and storage come on top.",
+    )
     m[1].caption(f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
     m[2].metric("Busy", f"{sizing.utilisation:.0%}", help="Share of the copies' capacity the peak traffic uses.")
     m[2].caption(f"{plural(sizing.batch, 'user')} per model copy")
@@ -117,9 +123,10 @@ def workload_section(
         f"the plan runs {plural(sizing.batch, 'user')} per copy, limited by "
         f"{sv.LIMITS[sizing.limit]}: each sees {sizing.tokens_per_s_user:,.1f} tokens/s (a token every "
         f"{1000 * sizing.step_s:,.1f} ms) and a first token after {sizing.ttft_s:,.2f} s, and the copy writes "
-        f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all (a ceiling){compute}. "
+        f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all at full batch{compute}. "
         f"{plural(sizing.copies, 'copy', 'copies')} {carry} {load.requests_per_minute:,g} requests a minute.",
-        f"The bill is the best case (a floor): the time model assumes perfect batching and no queueing. GPU time is "
+        f"The bill is the best case for this load: perfect batching, no queueing and no spare copies; the speed "
+        f"behind it is an estimate calibrated on published measurements (see *Calibration*). GPU time is "
         f"split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
         f"{1 - sizing.prefill_share:.0%} writing answers (decode, output tokens), which is how the $ per 1M input "
         "and output tokens divide the bill.",
@@ -236,7 +243,7 @@ def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv
         f"{sentence} Your peak traffic, served all month, is {short(volume)} tokens: self-hosting costs "
         f"{dollars(sizing.monthly_cost)} and the API {dollars(api_month)}, so self-hosting is {now}.",
         "GPUs are bought by the hour whether busy or not, so their cost climbs in whole copies; an API bills every "
-        "token. Self-hosting pays only when traffic keeps its copies busy; the GPU line is the best case (a floor), "
+        "token. Self-hosting pays only when traffic keeps its copies busy; the GPU line is the best case, "
         "before engineers, storage and idle nights.",
     )
 
@@ -258,7 +265,7 @@ def _break_even_chart(sizing: sv.Sizing, load: sv.Workload, price_in: float, pri
             "y": even.self_hosted,
             "mode": "lines",
             "line": {"shape": "hv", "color": BLUE, "width": 3},
-            "name": "self-hosted GPUs (floor)",
+            "name": "self-hosted GPUs (best case)",
             "hovertemplate": "%{x:,.3s} tokens/month<br>$%{y:,.0f} a month<extra></extra>",
         },
         {
@@ -290,11 +297,14 @@ def calibration_section(dep: kv.Deployment) -> None:
     """Predicted vs measured on every published point, the medians in one line, and the logged KV capacities."""
     eff = efficiency(dep)
     rows, throughput, latency = _calibration(eff)
+    faster, measured = cal.measured_faster(cal.errors(eff))
     st.subheader("How close is the time model to real servers?")
     points = plural(len(rows), "published measurement")
     st.markdown(
         f"**Median error: throughput {throughput:.0%}, latency {latency:.0%}** over {points} (MFU {eff.mfu:.2f}, "
-        f"MBU {eff.mbu:.2f}, {eff.layer_overhead_s * 1e6:,.0f} µs per layer and pass)."
+        f"MBU {eff.mbu:.2f}, {eff.layer_overhead_s * 1e6:,.0f} µs per layer and pass). The servers measured faster "
+        f"than the model on {faster} of {plural(measured, 'throughput point')}: its speed is an estimate, not a "
+        "bound, and the page's costs are the best case only for the load (full batches, no queueing, no idle copies)."
     )
     default = sv.default_efficiency()
     st.markdown(

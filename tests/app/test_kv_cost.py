@@ -212,7 +212,7 @@ def test_url_restores_the_scenario():
         ("KV vs context", "KV cache of one user vs context length"),
         ("Memory per GPU", "Memory of one GPU: weights / KV cache / reserve / free"),
         ("Users vs context", "Maximum concurrent users vs context length"),
-        ("Cost vs batch", "Cost per 1M output tokens vs batch size (best case: a floor)"),
+        ("Cost vs batch", "Cost per 1M output tokens vs batch size (best case)"),
     ],
 )
 def test_each_view_draws_its_chart_and_explains_it(view, title):
@@ -448,7 +448,7 @@ def test_sections_below_the_table_are_drawn_when_opened(at):
     open_section(at, "Sources")
     text = "\n".join(m.value for m in at.markdown)
     assert "**Sources of every preset figure and default**" in text and "**Doubling the context**" not in text
-    assert "Monthly GPU bill (floor)" not in metrics(at)
+    assert "Monthly GPU bill (best case)" not in metrics(at)
     assert f"**{kv.gpus()['h100-sxm'].name}**" in text
     open_config(at)
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 40}').run()
@@ -495,11 +495,11 @@ def test_workload_plan_matches_the_engine(at):
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     shown = metrics(at)
     assert shown["GPUs for this workload"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
-    assert shown["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+    assert shown["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
     assert shown["Input: $ per 1M tokens"] == f"${sizing.cost_per_m_input:,.2f}"
     assert shown["Output: $ per 1M tokens"] == f"${sizing.cost_per_m_output:,.2f}"
     text = explained(at)
-    assert f"the plan runs {sizing.batch} users per copy" in text and "best case (a floor)" in text
+    assert f"the plan runs {sizing.batch} users per copy" in text and "best case for this load" in text
     assert f"{sizing.prefill_share:.0%} reading prompts (prefill, input tokens)" in text
     assert "the fewest GPUs that hold the model and one request, chosen by the page" in text
 
@@ -530,16 +530,16 @@ def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw)
     assert not app.exception
     assert any(f"**{key}** = “{raw}”" in shown(w.value) for w in app.warning)
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
-    assert metrics(app)["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+    assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
 
 
 def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(at):
     at.selectbox(key="model").set_value("gpt2").run()  # at most 1,024 tokens
-    before = metrics(at)["Monthly GPU bill (floor)"]
+    before = metrics(at)["Monthly GPU bill (best case)"]
     at.number_input(key="prompt").set_value(2000).run()
     assert not at.exception
     assert any("Mean prompt (2,000) + mean answer (250)" in e.value for e in at.error)
-    assert metrics(at)["Monthly GPU bill (floor)"] == before
+    assert metrics(at)["Monthly GPU bill (best case)"] == before
 
 
 def test_a_latency_target_no_batch_meets_says_so(at):
@@ -551,7 +551,7 @@ def test_a_latency_target_no_batch_meets_says_so(at):
 def test_build_vs_buy_compares_with_the_api_and_finds_the_break_even(at):
     open_section(at, "Build vs buy")
     spec = next(f for f in figures(at) if f["layout"]["title"]["text"] == "Monthly cost vs monthly tokens")
-    assert [trace["name"] for trace in spec["data"]] == ["self-hosted GPUs (floor)", "API list price"]
+    assert [trace["name"] for trace in spec["data"]] == ["self-hosted GPUs (best case)", "API list price"]
     ticks = spec["layout"]["yaxis"]["ticktext"]
     assert all(tick.startswith("$") for tick in ticks)
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
@@ -578,6 +578,9 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
     throughput, latency = cal.medians(errs)
     line = f"**Median error: throughput {throughput:.0%}, latency {latency:.0%}** over {len(cal.points())} published"
     assert any(line in m.value for m in at.markdown)
+    faster, measured = cal.measured_faster(errs)
+    assert 0 < faster < measured == sum(p.metric == "throughput" for p in cal.points())
+    assert any(f"faster than the model on {faster} of {measured} throughput points" in m.value for m in at.markdown)
     table = at.dataframe[-2].value
     assert len(table) == len(cal.points()) and list(table["error"]) == [round(100 * e, 1) for e in errs]
     assert all(source.startswith("https://") for source in table["source"])
@@ -591,7 +594,7 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
 
 
 def test_money_columns_come_first_with_a_dollar_format(at):
-    assert list(at.dataframe[0].value.columns)[:2] == ["model", "$ per 1M output tokens (floor)"]
+    assert list(at.dataframe[0].value.columns)[:2] == ["model", "$ per 1M output tokens (best case)"]
     open_section(at, "Budget")
     options = at.dataframe[1].value
     assert list(options.columns)[1].startswith("cheaper per token than") and "users per model copy" in options.columns
@@ -619,7 +622,7 @@ def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
     tp = kv.smallest_tp(P["llama-3.1-70b"], kv.Deployment(gpu=h100, context=1250))
     assert tp == 2  # ... a request of 1,000 + 250 tokens needs only 2
     sizing, _ = sv.size_workload(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
-    assert metrics(app)["Monthly GPU bill (floor)"] == f"${sizing.monthly_cost:,.0f}"
+    assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
     assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
     app.selectbox(key="tp").set_value(8).run()
     assert "on 8 × H100 SXM (your choice)" in explained(app)

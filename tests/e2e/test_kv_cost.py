@@ -186,13 +186,13 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
 
     # The workload tab is open first. Out-of-range values are refused in the field itself; the bill stays.
     rpm = watch.page.get_by_label("Peak requests per minute", exact=True)
-    bill = metric(watch, "Monthly GPU bill (floor)")
+    bill = metric(watch, "Monthly GPU bill (best case)")
     for bad in ("-5", "1e308"):
         rpm.fill(bad)
         rpm.press("Enter")
         watch.settle()
         assert rpm.get_attribute("aria-invalid") == "true"
-        assert metric(watch, "Monthly GPU bill (floor)") == bill
+        assert metric(watch, "Monthly GPU bill (best case)") == bill
         assert "rpm=" not in watch.page.url
     # They type their traffic and answer length.
     rpm.fill("1200")
@@ -209,7 +209,7 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     sizing, _ = sv.size_workload(config, dep, sv.default_efficiency(), load)
     watch.page.wait_for_function("() => window.location.search.includes('rpm=1200')", timeout=30_000)
     assert metric(watch, "GPUs for this workload") == f"{sizing.gpus:,} GPUs"
-    assert metric(watch, "Monthly GPU bill (floor)") == f"${sizing.monthly_cost:,.0f}"
+    assert metric(watch, "Monthly GPU bill (best case)") == f"${sizing.monthly_cost:,.0f}"
     watch.page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
     watch.screenshot("kv_cost-workload")
 
@@ -237,7 +237,7 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
         recipient.open(shared, SPEC.landmark)
         recipient.page.get_by_role("tab", name="Workload and bill").click()
         recipient.settle()
-        assert metric(recipient, "Monthly GPU bill (floor)") == f"${sizing.monthly_cost:,.0f}"
+        assert metric(recipient, "Monthly GPU bill (best case)") == f"${sizing.monthly_cost:,.0f}"
         assert recipient.page.get_by_label("Peak requests per minute", exact=True).input_value() == "1200.00"
         assert recipient.errors == [], recipient.errors
     finally:

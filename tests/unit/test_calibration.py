@@ -65,3 +65,11 @@ def test_logged_kv_capacities_reproduced_within_5_percent(capsys):
         print()
     for row in rows:
         assert abs(row.error) <= 0.05, row
+
+
+def test_measured_faster_counts_the_throughput_points_the_model_under_predicts():
+    errs = cal.errors(sv.default_efficiency())
+    faster, measured = cal.measured_faster(errs)
+    expected = [e < 0 for p, e in zip(cal.points(), errs, strict=True) if p.metric == "throughput"]
+    assert (faster, measured) == (sum(expected), len(expected))
+    assert cal.measured_faster(np.full(len(errs), 0.1)) == (0, measured)

@@ -17,6 +17,8 @@ from streamlit.testing.v1 import AppTest
 from ui.navigation import GLOSSARY, HOME, PAGES, ROOT
 
 EMPTY_PAGE = 'import streamlit as st\nst.write("empty page")\n'
+TARGET_MS = 100.0
+TARGET_RATIO = 4.0
 
 
 def median_run_ms(script: Path, repeats: int) -> float:
@@ -41,12 +43,14 @@ def main(repeats: int = 20) -> None:
         empty = Path(folder) / "empty.py"
         empty.write_text(EMPTY_PAGE)
         baseline = median_run_ms(empty, repeats)
-    print(f"{'page':<28}{'median ms':>10}{'× empty':>9}")
+    print(f"targets: median ≤ {TARGET_MS:.0f} ms and ≤ {TARGET_RATIO:.0f}× the empty page")
+    print(f"{'page':<28}{'median ms':>10}{'× empty':>9}  verdict")
     print(f"{'(empty page)':<28}{baseline:>10.1f}{1.0:>9.1f}")
     for spec in [HOME, *PAGES, GLOSSARY]:
         # The overview links to pages by paths relative to the entry point, so it runs through app.py.
         ms = median_run_ms(ROOT / "app.py" if spec is HOME else spec.path, repeats)
-        print(f"{spec.title:<28}{ms:>10.1f}{ms / baseline:>9.1f}")
+        passed = ms <= TARGET_MS and ms / baseline <= TARGET_RATIO
+        print(f"{spec.title:<28}{ms:>10.1f}{ms / baseline:>9.1f}  {'PASS' if passed else 'MISS'}")
 
 
 if __name__ == "__main__":

@@ -201,11 +201,10 @@ def erf(x: np.ndarray) -> np.ndarray:
     a = np.minimum(np.abs(x), _ERF_END)
     index = np.rint(np.nan_to_num(a) * _ERF_STEP).astype(np.intp)  # NaN reads row 0; its step keeps it NaN
     step = a - index * (1.0 / _ERF_STEP)
-    coefficients = _ERF_TABLE_T[:, index]  # (terms, *x.shape), each term contiguous
-    result = coefficients[-1]
+    result = _ERF_TABLE_T[-1].take(index)  # one term at a time: a gather from a contiguous row is cheap
     for k in range(_ERF_TERMS - 2, -1, -1):
-        result = result * step
-        result += coefficients[k]
+        result *= step
+        result += _ERF_TABLE_T[k].take(index)
     return np.copysign(result, x)
 
 
@@ -266,6 +265,80 @@ def forward(
         trace["hook_logits"] = final @ p["E"].T
         trace["hook_probs"] = softmax(trace["hook_logits"], axis=-1)
     return _seal(trace, single)
+
+
+def forward_ablations(
+    model: Model,
+    ids: np.ndarray,
+    lengths: Sequence[int],
+    interventions: Sequence[Intervention],
+    at: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Several head ablations of one batch in one stacked pass: logits (configurations, batch, T, V), or
+    (configurations, rows, V) for the (sentence, position) rows `at`, and every layer's attention pattern
+    (configurations, batch, head, query, key): the values `forward` gives for each, to rounding.
+
+    Only `zero_heads` and `attention="off"` are accepted (the ablation sweep's interventions). Configurations that
+    ablate the same heads up to a layer share that layer's work: the first layer's attention runs once, and each
+    later step runs once per distinct history, all of them stacked on a leading axis (one array operation, not one
+    per configuration). After the last attention only the rows `at` are carried on, the MLP being position-wise.
+    """
+    if any(i.attention == "deleted" or i.head_outputs or i.neurons for i in interventions):
+        raise ValueError("forward_ablations takes only zero_heads and attention='off' interventions")
+    config, p = model.config, model.params
+    (batch, T), h, d_head, d_model = np.shape(ids), config.n_heads, config.d_head, config.d_model
+    padding = _padding(lengths, batch, T)
+    resid = _embed(model, ids, None)[None]  # (histories, batch, T, d_model): one history before the first layer
+    if config.positions:
+        resid = resid + sinusoidal_positions(T, d_model)
+    history = [()] * len(interventions)  # each configuration's interventions so far, one entry per layer
+    out: dict[str, np.ndarray] = {}
+    for layer in range(config.n_layers):
+        prefix, last = f"blocks.{layer}", layer == config.n_layers - 1
+        before = list(dict.fromkeys(history))
+        flat = resid.reshape(-1, T, d_model)
+        normed = _norm(model, f"{prefix}.ln1", flat, {})
+        W = np.concatenate([p[f"{prefix}.attn.W_{name}"] for name in "QKV"], axis=1)
+        b = np.concatenate([p[f"{prefix}.attn.b_{name}"] for name in "QKV"]) if config.biases else 0.0
+        lanes = [np.swapaxes(x.reshape(len(flat), T, h, d_head), 1, 2) for x in np.split(normed @ W + b, 3, axis=-1)]
+        key_padding = None if padding is None else np.tile(padding, (len(before), 1))[:, None, :]
+        steps = attend(*lanes, key_padding=key_padding)
+        pattern = steps["pattern"].reshape(len(before), batch, h, T, T)
+        out[f"{prefix}.attn.hook_pattern"] = pattern[[before.index(k) for k in history]]
+        concat = np.swapaxes(steps["z"], 1, 2).reshape(len(before), batch, T, h * d_head)
+        if last and at is not None:
+            concat, resid = concat[:, at[0], at[1]], resid[:, at[0], at[1]]
+        history = [(*k, _layer_ablation(i, layer)) for k, i in zip(history, interventions, strict=True)]
+        after = list(dict.fromkeys(history))
+        parents = [before.index(k[:-1]) for k in after]
+        W_O, b_O = p[f"{prefix}.attn.W_O"], _bias(model, f"{prefix}.attn.b_O")
+        W_Os = np.stack([_ablated_W_O(W_O, k[-1], d_head) for k in after])
+        b_Os = np.stack([np.zeros_like(b_O) if k[-1] == "off" else b_O for k in after])
+        shape = concat.shape[1:-1]
+        attn_out = (concat[parents].reshape(len(after), -1, h * d_head) @ W_Os + b_Os[:, None, :]).reshape(
+            len(after), *shape, d_model
+        )
+        resid = resid[parents] + attn_out
+        if config.d_ff:
+            normed = _norm(model, f"{prefix}.ln2", resid, {})
+            post = gelu(normed @ p[f"{prefix}.mlp.W_1"] + _bias(model, f"{prefix}.mlp.b_1"))
+            resid = resid + (post @ p[f"{prefix}.mlp.W_2"] + _bias(model, f"{prefix}.mlp.b_2"))
+    if config.readout:
+        logits = _norm(model, "ln_final", resid, {}) @ p["E"].T
+        out["hook_logits"] = logits[[after.index(k) for k in history]]
+    return out
+
+
+def _layer_ablation(intervention: Intervention, layer: int) -> str | frozenset[int]:
+    """What an intervention does to one layer's write-back: 'off', or the heads whose rows of W_O are zeroed."""
+    if intervention.attention == "off":
+        return "off"
+    return frozenset(head for head_layer, head in intervention.zero_heads if head_layer == layer)
+
+
+def _ablated_W_O(W_O: np.ndarray, ablation: str | frozenset[int], d_head: int) -> np.ndarray:
+    """W_O as `forward` uses it under one layer's ablation: zero for attention off, else the heads' rows zeroed."""
+    return np.zeros_like(W_O) if ablation == "off" else zero_head_rows(W_O, sorted(ablation), d_head)
 
 
 def _embed(model: Model, ids: object, embeddings: np.ndarray | None) -> np.ndarray:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from functools import cache, lru_cache
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -38,7 +37,9 @@ from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link
 from ui.primer_slips import slip_box
-from ui.widgets import chart, download_table, explain
+from ui.widgets import OnFirstUse, chart, download_table, explain
+
+pd = OnFirstUse("pandas")
 
 PRIMER = ex.primer_tables()
 TABS = [

@@ -11,9 +11,9 @@ import base64
 import io
 from collections.abc import Sequence
 from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
@@ -23,6 +23,9 @@ from ui.figures import bars, heatmap, heatmap_panels
 from ui.flowchart import flowchart
 from ui.glossary import link, tip
 from ui.widgets import chart, download_matrix, download_table, explain
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 STEPS = ("① Sliding window", "② Feature maps", "③ Read-out", "④ Filter vs head")
 STAGE_TITLES = {"convolution": "convolution", "ReLU": "ReLU: negatives → 0", "max-pool": "2 × 2 max-pool"}
@@ -143,6 +146,8 @@ def sliding_window(trace: conv.ConvTrace, name: str, step: conv.WindowStep, numb
 
 def maps_frame(step: conv.FilterTrace) -> pd.DataFrame:
     """One filter's maps as the grids the chart draws, stacked: one line per (step, row), one column per map column."""
+    import pandas as pd  # only when the maps are shown: the first screen does without it
+
     width = max(grid.shape[1] for _, grid in step.stages)
     lines = [
         {"step": stage, "row": r, **{f"column {c}": grid[r, c] if c < grid.shape[1] else None for c in range(width)}}
@@ -321,6 +326,8 @@ def filter_vs_head(trace: conv.ConvTrace, name: str, step: conv.WindowStep) -> N
         )
     columns, rows = conv.comparison_table()
     st.markdown("**Filter vs head, side by side** (the primer's Appendix B)")
+    import pandas as pd
+
     table = pd.DataFrame(rows, columns=columns)
     st.table(table.set_index(columns[0]))
     download_table(table, name="the comparison", key="filter-vs-head")

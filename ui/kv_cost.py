@@ -11,7 +11,6 @@ from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-import pyarrow as pa
 import streamlit as st
 
 from core import kv_cache as kv
@@ -30,7 +29,9 @@ from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
-from ui.widgets import chart, download_csv, explain
+from ui.widgets import OnFirstUse, chart, download_csv, explain
+
+pa = OnFirstUse("pyarrow")
 
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from itertools import permutations
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core.primer import hand_example
@@ -196,6 +195,8 @@ def what_if(state: dict, tokens: list[str]) -> bool:
             edited = st.data_editor(
                 frame, key=f"qkv_edit_{name}_{state['version']}", column_config=config, num_rows="fixed"
             )
+            import pandas as pd  # only once the reader edits a value
+
             values = pd.DataFrame(edited).apply(pd.to_numeric, errors="coerce").to_numpy(dtype=np.float64)
             reason = problem(values) if values.shape == state["base"][name].shape else "rows were added or removed"
             if reason:

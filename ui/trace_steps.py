@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -59,7 +58,9 @@ from ui.glossary import link, tip
 from ui.primer_slips import slip_box
 from ui.safe_text import plain
 from ui.two_layer_trace_state import TAU_RANGE
-from ui.widgets import chart, download_matrix, download_table, explain
+from ui.widgets import OnFirstUse, chart, download_matrix, download_rows, download_table, explain
+
+pd = OnFirstUse("pandas")
 
 
 @lru_cache(maxsize=256)
@@ -780,7 +781,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         )
         columns = ("step", "operation", "shape", f"T = {len(tokens)}")
         rows = [(r.step, r.operation, r.symbolic, r.live) for r in table]
-        download_table(pd.DataFrame(rows, columns=columns), name="shape table", key="tr-shapes")
+        download_rows(rows, columns, name="shape table", key="tr-shapes")
     with right:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""

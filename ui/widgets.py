@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from ui.navigation import PageSpec
 from ui.shell import ensure_navigation
+
+if TYPE_CHECKING:  # pandas costs a third of a second to import: only pages that show a table load it
+    import pandas as pd
+
+
+class OnFirstUse(ModuleType):
+    """A module imported when one of its names is first read: pandas and pyarrow cost a third of a second of a cold
+    start, and most first screens show no table. `pd = OnFirstUse("pandas")` then `pd.DataFrame(...)` as usual."""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(importlib.import_module(self.__name__), name)
+
 
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
@@ -36,6 +50,8 @@ def chart(fig: go.Figure, *, key: str, alt: str) -> None:
 
 def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
     """A labelled DataFrame of a matrix (duplicate row labels such as two 'the' tokens are kept, numbered)."""
+    import pandas as pd
+
     return pd.DataFrame(np.asarray(matrix), index=_unique(rows), columns=_unique(columns))
 
 
@@ -43,6 +59,17 @@ def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[s
     """A CSV download of a matrix with its row and column labels, built only when clicked (reruns stay cheap)."""
     values, labels = np.array(matrix, dtype=np.float64), (list(rows), list(columns))
     download_csv(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
+
+
+def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, name: str, key: str) -> None:
+    """A CSV download of rows under column names, the table built only when clicked (no pandas on a plain rerun)."""
+
+    def data() -> bytes:
+        import pandas as pd
+
+        return pd.DataFrame(rows, columns=columns).to_csv(index=False).encode("utf-8")
+
+    download_csv(data, name=name, key=key)
 
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:

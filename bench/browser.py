@@ -264,12 +264,13 @@ def report(title: str, target: float, rows: list[tuple[str, list[float], list[fl
         )
 
 
-def bench_clicks(rounds: int) -> None:
+def bench_clicks(rounds: int, only: str | None = None) -> None:
     """Warm servers, one browser page per control: interleaved inputs on the app page and its trivial twin."""
+    controls = [c for c in CONTROLS if only in (None, c.spec.url_path)]
     with trivial_app() as trivial, serve(ROOT / "app.py") as app, serve(trivial) as reference, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        pages = {c: open_page(browser, f"{app}{c.spec.url_path}{c.query}") for c in CONTROLS}
-        twins = {kind: open_page(browser, f"{reference}?kind={kind}") for kind in {c.kind for c in CONTROLS}}
+        pages = {c: open_page(browser, f"{app}{c.spec.url_path}{c.query}") for c in controls}
+        twins = {kind: open_page(browser, f"{reference}?kind={kind}") for kind in {c.kind for c in controls}}
         twin_acts = {
             "select_slider": _slider("w"),
             "radio": _radio("w", 2),
@@ -277,17 +278,17 @@ def bench_clicks(rounds: int) -> None:
             "number": _stepper("w"),
         }
         for turn in range(2):  # warm-up: caches, plotly's first react of each chart
-            for control in CONTROLS:
+            for control in controls:
                 click_ms(pages[control], control.act, turn)
                 click_ms(twins[control.kind], twin_acts[control.kind], turn)
-        app_ms = {c: [] for c in CONTROLS}
-        twin_ms = {c: [] for c in CONTROLS}
+        app_ms = {c: [] for c in controls}
+        twin_ms = {c: [] for c in controls}
         for turn in range(rounds):
-            for control in random.sample(CONTROLS, len(CONTROLS)):
+            for control in random.sample(controls, len(controls)):
                 app_ms[control].append(click_ms(pages[control], control.act, turn))
                 twin_ms[control].append(click_ms(twins[control.kind], twin_acts[control.kind], turn))
         browser.close()
-    rows = [(f"{c.spec.title}: {c.name}", app_ms[c], twin_ms[c]) for c in CONTROLS]
+    rows = [(f"{c.spec.title}: {c.name}", app_ms[c], twin_ms[c]) for c in controls]
     report(f"Click → changed chart painted, {rounds} rounds", CLICK_TARGET, rows)
 
 
@@ -314,10 +315,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("rounds", nargs="?", type=int, default=0, help="rounds (default 15 clicks, 5 cold)")
     parser.add_argument("--click", action="store_true", help="only click → paint")
     parser.add_argument("--cold", action="store_true", help="only cold deep links")
+    parser.add_argument("--page", help="only the click bench of this page (its address, e.g. ablation_lab)")
     args = parser.parse_args(argv)
     print(f"load average (1 min) {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if not args.cold:
-        bench_clicks(args.rounds or 15)
+        bench_clicks(args.rounds or 15, args.page)
     if not args.click:
         bench_cold(args.rounds or 5)
 

@@ -23,14 +23,21 @@ tokens = sentence.split()
 tabs = st.tabs(show.SECTIONS, key="qkv_section", bind="query-params")
 editing = False
 
+
+@st.fragment
+def walk(values: dict, tokens: list[str], scale: bool, causal: bool) -> None:
+    """The step selector and the chosen step's matrices: moving to another step reruns only this part."""
+    step = show.step_selector()
+    model, X = model_from(values), values["X"]
+    trace = forward(model, embeddings=X, scale=scale, causal=causal)
+    default = trace if scale and causal else forward(model, embeddings=X)
+    show.show_step(step, show.Walk(trace, default, tokens, scale, causal))
+
+
 if tabs[0].open:
     with tabs[0]:
         editing = what_if(state, tokens)
-        step = show.step_selector()
-        model, X = model_from(state["values"]), state["values"]["X"]
-        trace = forward(model, embeddings=X, scale=scale, causal=causal)
-        default = trace if scale and causal else forward(model, embeddings=X)
-        show.show_step(step, show.Walk(trace, default, tokens, scale, causal))
+        walk(state["values"], tokens, scale, causal)
 
 if tabs[1].open:
     with tabs[1]:

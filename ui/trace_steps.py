@@ -752,8 +752,10 @@ STEP_VIEWS = {
 }
 
 
+@st.fragment
 def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
-    """The §6 shape table with the live T as a clickable list, and the selected row's matrices beside it."""
+    """The §6 shape table with the live T as a clickable list, and the selected row's matrices beside it (a fragment:
+    picking a row or a layer reruns only this part)."""
     config = model.config
     layer_names = [f"Layer {i + 1}" for i in range(config.n_layers)]
     left, right = st.columns([1, 3])

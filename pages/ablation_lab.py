@@ -21,9 +21,18 @@ st.markdown(
     "tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
 )
 lab.method_box()
-setting = controls()
-lab.bench(setting)
-for tab, view in zip(st.tabs(lab.TABS, key="view", on_change="rerun", bind="query-params"), lab.VIEWS, strict=True):
-    if tab.open:
-        with tab:
-            view(setting)
+
+
+@st.fragment
+def workbench() -> None:
+    """The bench's controls, its read-out and the open tab: a switch or a tab reruns only this part of the page."""
+    setting = controls()
+    lab.bench(setting)
+    tabs = st.tabs(lab.TABS, key="view", on_change="rerun", bind="query-params")
+    for tab, view in zip(tabs, lab.VIEWS, strict=True):
+        if tab.open:
+            with tab:
+                view(setting)
+
+
+workbench()

@@ -14,7 +14,6 @@ from functools import lru_cache
 
 import numpy as np
 import plotly.graph_objects as go
-import pyarrow as pa
 import streamlit as st
 
 from core import calibration as cal
@@ -23,7 +22,9 @@ from core import serving as sv
 from core.model_config import ModelConfig
 from ui import kv_cost_state as state
 from ui.figures import layout
-from ui.widgets import chart, explain
+from ui.widgets import OnFirstUse, chart, explain
+
+pa = OnFirstUse("pyarrow")
 
 MONEY = st.column_config.NumberColumn(format="dollar", pinned=True)
 PINNED = st.column_config.Column(pinned=True)

@@ -1,15 +1,43 @@
-"""Glossary page: the primer's Appendix C, one anchored entry per term so other pages can link to it."""
+"""Glossary page: the primer's Appendix C as printed, then the dashboard's own terms, one anchored entry per term.
+
+A link from another page (`?term=kv-cache`) opens the page on that term: its definition first, then the full list.
+"""
 
 import streamlit as st
 
-from ui.glossary import terms
+from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, terms
 from ui.navigation import GLOSSARY
 from ui.widgets import setup_page
 
 setup_page(GLOSSARY)
+entries = terms()
+counts = {origin: sum(entry["origin"] == origin for entry in entries.values()) for origin in (PRIMER, DASHBOARD)}
 st.markdown(
-    "The terms the pages use, in the order the primer introduces them. The ⓘ tooltips on every page show the same text."
+    f"**{len(entries)} terms in plain words:** the primer's {counts[PRIMER]} (its Appendix C) and "
+    f"{counts[DASHBOARD]} of the dashboard's own, marked as such, for words the pages use that the primer does not "
+    "define. The (?) help icons beside the controls show the same text."
 )
-for key, entry in terms().items():
-    st.subheader(entry["term"], anchor=key)
-    st.markdown(entry["definition"])
+asked = st.query_params.get(TERM_PARAM)
+if asked is not None:
+    if asked in entries:
+        entry = entries[asked]
+        with st.container(border=True, key="asked-term"):
+            st.subheader(entry["term"], anchor=False)
+            st.markdown(entry["definition"])
+            if entry["origin"] == DASHBOARD:
+                st.caption("The dashboard's own term, not in the primer's glossary.")
+    else:
+        st.warning("This link asks for a glossary term that does not exist; the full glossary is below.")
+        st.text(f"Term asked for: {asked[:60]}")
+
+st.header("The primer's glossary (Appendix C)", anchor="primer-terms")
+for key, entry in entries.items():
+    if entry["origin"] == PRIMER:
+        st.subheader(entry["term"], anchor=key)
+        st.markdown(entry["definition"])
+st.header("The dashboard's own terms", anchor="dashboard-terms")
+st.caption("Not in the primer: words the dashboard's pages use, defined by the dashboard.")
+for key, entry in entries.items():
+    if entry["origin"] == DASHBOARD:
+        st.subheader(entry["term"], anchor=key)
+        st.markdown(entry["definition"])

@@ -1,39 +1,51 @@
-"""Overview page: the story of the primer in plain language, and a map of the dashboard's pages."""
+"""Overview page: a briefing. The point in one sentence, the whole model in one clickable picture (primer §7) with
+live shapes, five takeaways with live numbers and links, which defaults reproduce the primer, and a briefing file.
+
+Thin page: everything is computed once per process in ui/overview.py (nothing here depends on the reader's input).
+"""
+
+from urllib.parse import parse_qsl
 
 import streamlit as st
 
+from ui import overview as brief
+from ui.briefing import download
 from ui.glossary import link
 from ui.navigation import GLOSSARY, HOME, PAGES
-from ui.widgets import setup_page
+from ui.widgets import chart, explain, setup_page
 
 setup_page(HOME)
-st.markdown(
-    "A Transformer language model reads a piece of text as a row of **tokens** and, for the last one, "
-    "produces a probability for every possible next token. Everything in between is arithmetic on vectors "
-    "that you can open up and inspect on these pages, from a five-number toy to a trained model small enough "
-    "to print in full."
+st.markdown(brief.lead())
+download(brief.briefing, file_name="transformer-briefing.html", key="overview-briefing")
+
+st.subheader("The whole model in one picture")
+st.caption(
+    f"Primer §7's data flow through our trained model for the prompt *{' '.join(brief.PROMPT)}* (T = "
+    f"{len(brief.PROMPT)} tokens), each box with its live shape. The arrows are the {link('residual-stream')}: every "
+    "block reads it and adds a correction. Select a box to open that step in the two-layer trace."
 )
-left, right = st.columns(2)
-with left:
-    st.subheader("The residual stream is the spine")
-    st.markdown(
-        f"Each token starts as a row of numbers, its {link('embedding')}. That row travels up through the "
-        f"model as the {link('residual-stream')}: every block reads it and *adds* a correction, never "
-        "replacing it. The prediction is read off the final state of the last token's row."
-    )
-with right:
-    st.subheader("Attention is the only channel between tokens")
-    st.markdown(
-        f"Two kinds of block take turns. The {link('mlp')} reshapes each token on its own. An "
-        f"{link('attention-head')} is the only place where one token's row can take information from "
-        "another's: the query decides where to look, the key decides who answers, the value is what flows. "
-        "Switch attention off and the model can no longer relate one word to another."
-    )
+with st.container(key="pipeline"):
+    st.html(brief.pipeline_html(brief.pipeline()))
+
+st.subheader("Five takeaways")
+for number, item in enumerate(brief.takeaways(), start=1):
+    with st.container(border=True):
+        st.markdown(f"**{number}. {item.title}.** {item.sentence}")
+        page, _, query = item.href.partition("?")
+        st.page_link(
+            f"pages/{page}.py",
+            label=f"Open {item.page}",
+            icon=":material/arrow_forward:",
+            query_params=dict(parse_qsl(query)),
+        )
+
+chart(brief.ablation_figure(), key="overview-ablation", alt=brief.ablation_alt())
+explain(brief.ablation_what(), brief.ablation_why())
+
+st.subheader("Which defaults reproduce the primer")
+st.markdown(brief.honesty())
+
 st.subheader("What each page lets you see")
 for spec in PAGES:
     st.page_link(spec.script, label=f"**{spec.title}**: {spec.summary}", icon=spec.icon)
 st.page_link(GLOSSARY.script, label=f"**{GLOSSARY.title}**: {GLOSSARY.summary}", icon=GLOSSARY.icon)
-st.info(
-    "Every number on these pages is computed live by the dashboard's engine or loaded from a documented file; "
-    "the default settings of each page reproduce the primer's own example, so you can read them side by side."
-)

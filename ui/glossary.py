@@ -1,4 +1,9 @@
-"""The primer's glossary (Appendix C) for tooltips and the glossary page, loaded from `assets/glossary.json`."""
+"""The glossary for links, tooltips and the glossary page, loaded from `assets/glossary.json`.
+
+Two kinds of entry: the primer's Appendix C (origin "primer", kept as printed) and the dashboard's own terms (origin
+"dashboard") for words its pages use that the primer does not define. A link opens the glossary page on its term in
+the same tab and the same session (ui/shell.py routes in-app links without reloading).
+"""
 
 from __future__ import annotations
 
@@ -8,14 +13,18 @@ from functools import cache
 from ui.navigation import GLOSSARY, ROOT
 
 ASSET = ROOT / "assets" / "glossary.json"
+PRIMER, DASHBOARD = "primer", "dashboard"
+TERM_PARAM = "term"
 
 
 @cache
 def terms() -> dict[str, dict[str, str]]:
-    """Glossary entries by key, in the primer's order: {'kv-cache': {'term': ..., 'definition': ...}, ...}."""
+    """Glossary entries by key, the primer's first in its order, then the dashboard's own:
+    {'kv-cache': {'term': ..., 'definition': ..., 'short': 'KV cache', 'origin': 'primer'}, ...}."""
     with ASSET.open(encoding="utf-8") as handle:
         entries = json.load(handle)["terms"]
-    return {entry["key"]: {"term": entry["term"], "definition": entry["definition"]} for entry in entries}
+    fields = ("term", "definition", "short", "origin")
+    return {entry["key"]: {field: entry[field] for field in fields} for entry in entries}
 
 
 def tip(key: str) -> str:
@@ -24,6 +33,14 @@ def tip(key: str) -> str:
     return f"**{entry['term']}.** {entry['definition']}\n\nMore terms on the Glossary page."
 
 
-def link(key: str) -> str:
-    """A markdown link to the glossary page's entry for a key, for use in running text."""
-    return f"[{terms()[key]['term']}](/{GLOSSARY.url_path}#{key})"
+def href(key: str) -> str:
+    """The glossary page opened on one term, relative to the current page (so it works under any base path)."""
+    if key not in terms():
+        raise KeyError(f"no glossary entry {key!r}")
+    return f"{GLOSSARY.url_path}?{TERM_PARAM}={key}"
+
+
+def link(key: str, text: str | None = None) -> str:
+    """A markdown link to a glossary entry for running text; its text is the sentence's own word (`text`), by
+    default the entry's short name ('KV cache', not the heading 'KV cache, …')."""
+    return f"[{text or terms()[key]['short']}]({href(key)})"

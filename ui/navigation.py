@@ -42,7 +42,7 @@ HOME = PageSpec(
     script=HOME_SCRIPT,
     title="Overview",
     icon=":material/home:",
-    summary="The story of the primer and a map of the dashboard.",
+    summary="The whole model in one picture, five findings with live numbers, and a briefing to take away.",
     landmark="Inside a Transformer",
 )
 
@@ -89,6 +89,6 @@ GLOSSARY = PageSpec(
     script="pages/glossary.py",
     title="Glossary",
     icon=":material/menu_book:",
-    summary="The primer's terms in plain words.",
+    summary="The primer's terms and the dashboard's own, in plain words.",
     landmark="Glossary",
 )

@@ -11,6 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui import browser
 from ui.navigation import PageSpec
 from ui.shell import ensure_navigation
 
@@ -32,6 +33,7 @@ CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "sel
 def setup_page(spec: PageSpec) -> None:
     """Route a cold deep link through the app's navigation, then the page's title and one-line summary."""
     ensure_navigation()
+    browser.install()
     st.title(spec.landmark)
     st.caption(spec.summary)
 

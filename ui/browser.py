@@ -1,0 +1,53 @@
+"""What every page adds to the browser once: in-app links that stay in the same tab and session, and phone layout.
+
+Streamlit opens every markdown link in a new tab, which starts a whole new app session (seconds on a cold server).
+The script below catches a plain click on a link to one of the app's own pages (glossary terms, the overview's
+pipeline blocks) and lets Streamlit's own router switch pages in place, keeping the session; the link's query
+(`?term=kv-cache`, `?trace_step=qkv`) travels with it. Ctrl/⌘-click still opens a new tab.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from ui.navigation import GLOSSARY, PAGES
+
+# Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it.
+PHONE_CSS = """
+@media (max-width: 640px) {
+  .st-key-answer-first [data-testid="stHorizontalBlock"] { flex-direction: column-reverse; }
+  .st-key-pipeline { overflow-x: visible; }
+}
+"""
+
+ROUTER_JS = """
+(() => {
+  if (window.__appLinks) return;
+  window.__appLinks = true;
+  const pages = new Set(%s);
+  document.addEventListener("click", (event) => {
+    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey
+        || event.altKey) return;
+    const anchor = event.target.closest ? event.target.closest("a") : null;
+    if (!anchor || anchor.hasAttribute("download")) return;
+    const raw = anchor.getAttribute("href") || anchor.getAttribute("xlink:href");
+    if (!raw || raw.startsWith("#")) return;
+    const url = new URL(raw, window.location.href);
+    const page = url.pathname.split("/").filter(Boolean).pop() || "";
+    if (url.origin !== window.location.origin || !pages.has(page)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    window.history.pushState({}, "", url.pathname + url.search + url.hash);
+    window.dispatchEvent(new PopStateEvent("popstate"));
+  }, true);
+})();
+"""
+
+
+def install() -> None:
+    """Add the link router and the phone CSS to the page (a few hundred bytes, idempotent in the browser)."""
+    paths = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
+    st.html(f"<style>{PHONE_CSS}</style><script>{ROUTER_JS % paths}</script>", unsafe_allow_javascript=True)
+

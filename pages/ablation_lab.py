@@ -8,25 +8,29 @@ open tab is drawn. Default state = the primer's own example: <BOS> the cat is wi
 import streamlit as st
 
 from ui import ablation_lab as lab
+from ui import leads
 from ui.ablation_lab_state import controls
 from ui.glossary import link
 from ui.navigation import PAGES
 from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
-st.markdown(
-    f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
-    f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
-    f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; the "
-    "tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
-)
-lab.method_box()
+st.markdown(leads.our_model())
 
 
 @st.fragment
 def workbench() -> None:
-    """The bench's controls, its read-out and the open tab: a switch or a tab reruns only this part of the page."""
+    """The lead, the bench's controls, its read-out and the open tab: a switch or a tab reruns only this part."""
+    lead = leads.slot()
+    st.markdown(
+        f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
+        f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
+        f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; "
+        "the tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
+    )
+    lab.method_box()
     setting = controls()
+    lead.markdown(leads.ablation(setting.name, setting.removed, setting.off, lab.sweep()))
     lab.bench(setting)
     tabs = st.tabs(lab.TABS, key="view", on_change="rerun", bind="query-params")
     for tab, view in zip(tabs, lab.VIEWS, strict=True):

@@ -7,6 +7,7 @@ step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes
 import streamlit as st
 
 from ui import cnn_vs_head as views
+from ui import leads
 from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker
 from ui.glossary import link
 from ui.navigation import PAGES
@@ -14,6 +15,7 @@ from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py"))
 read_link()
+lead = leads.slot()
 st.markdown(
     f"An image-reading network slides small {link('convolution')} filters over the pixels; an "
     f"{link('attention-head')} lets each word choose which other words to read. Build an image and the filters "
@@ -27,6 +29,7 @@ with controls[0]:
 with controls[1]:
     filters = filter_editor()
 trace = views.cached_trace(image, filters)
+lead.markdown(leads.cnn(trace))
 with controls[2]:
     name, step, number = window_picker(image, filters)
     views.readout_box(trace)

@@ -14,6 +14,7 @@ from core import kv_cache as kv
 from ui import kv_cost as show
 from ui import kv_cost_state as scenario
 from ui import kv_planner as planner
+from ui import leads
 from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.widgets import setup_page
@@ -22,6 +23,7 @@ SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 setup_page(SPEC)
 scenario.read_link(SPEC.path)
 scenario.link_notes()
+answer = leads.slot()  # the answer first, above the inputs (on a phone too)
 st.markdown(
     f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "
     "earlier tokens. This page turns the primer's size formula into a deployment plan: memory per GPU, how many "
@@ -38,8 +40,10 @@ config, deployment = scenario.resolve(choice, fields)
 result = kv.plan(config, deployment)
 load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its tab is closed
 
+with answer:
+    st.markdown(leads.kv_cost(config, deployment, result))
+    show.headline(config, deployment, result, auto=scenario.tp_is_auto())
 show.context_warning(config, deployment.context)
-show.headline(config, deployment, result, auto=scenario.tp_is_auto())
 show.formula(config, deployment, result)
 
 others = scenario.compare_widget()

@@ -9,6 +9,7 @@ import streamlit as st
 from core.kv_generation import check_against_forward, generate
 from core.sampling import next_token_distribution, sample
 from core.transformer import forward
+from ui import leads
 from ui import qkv_walkthrough as show
 from ui.navigation import PAGES
 from ui.qkv_walkthrough_state import EXAMPLE, model_from, page_state, read_link, settle, what_if
@@ -16,6 +17,7 @@ from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py"))
 read_link()
+lead = leads.slot()
 show.intro()
 sentence, scale, causal = show.scenario()
 state = page_state(sentence)
@@ -58,4 +60,6 @@ if tabs[2].open:
         show.proof(run, chosen, check_against_forward(model, X, run, scale=scale))
         show.cache_size(model.config, len(names))
 
+lead_trace = forward(model_from(state["values"]), embeddings=state["values"]["X"], scale=scale, causal=causal)
+lead.markdown(leads.qkv(lead_trace["blocks.0.attn.hook_pattern"][0], tokens))
 settle(state, editing)

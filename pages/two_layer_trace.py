@@ -6,6 +6,7 @@ matrices and the open tab are drawn, so an interaction reruns in a few milliseco
 
 import streamlit as st
 
+from ui import leads
 from ui.navigation import PAGES
 from ui.trace_steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
 from ui.two_layer_trace_state import read_link
@@ -14,9 +15,12 @@ from ui.widgets import setup_page
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()
 read_link(model, list(VIEWS))
+st.markdown(leads.our_model())
+lead = leads.slot()
 tokens = prompt_builder(model)
 trace = cached_trace(tokens)
-headline(model, trace, tokens)
+with lead:
+    headline(model, trace, tokens)
 for tab, view in zip(st.tabs(list(VIEWS), key="trace_view", bind="query-params"), VIEWS.values(), strict=True):
     if tab.open:
         with tab:

@@ -1,17 +1,22 @@
-"""The glossary page (primer Appendix C) in AppTest: every term is an anchored heading that links and tips point to."""
+"""The glossary page in AppTest: the primer's Appendix C as printed, then the dashboard's own terms, each an anchored
+heading; a link (`?term=…`) opens the page on its term, and a bad term is named, never rendered as markdown."""
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.glossary import link, terms, tip
+from ui.glossary import DASHBOARD, PRIMER, href, link, terms, tip
 from ui.navigation import GLOSSARY
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def open_glossary() -> AppTest:
-    at = AppTest.from_file(str(ROOT / GLOSSARY.script), default_timeout=30).run()
+def open_glossary(**query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / GLOSSARY.script), default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
     assert not at.exception, at.exception
     return at
 
@@ -20,10 +25,30 @@ def test_glossary_renders_with_its_landmark():
     assert open_glossary().title[0].value == GLOSSARY.landmark
 
 
-def test_every_term_is_an_anchored_heading_in_the_primers_order():
-    headings = open_glossary().subheader
-    assert [heading.proto.anchor for heading in headings] == list(terms())
-    assert [heading.value for heading in headings] == [entry["term"] for entry in terms().values()]
+def test_primer_terms_first_in_their_order_then_the_dashboards_own_under_their_own_header():
+    at = open_glossary()
+    headers = [h.value for h in at.header]
+    assert headers == ["The primer's glossary (Appendix C)", "The dashboard's own terms"]
+    anchors = [heading.proto.anchor for heading in at.subheader]
+    primer = [key for key, entry in terms().items() if entry["origin"] == PRIMER]
+    own = [key for key, entry in terms().items() if entry["origin"] == DASHBOARD]
+    assert anchors == primer + own
+    assert len(primer) == 16  # Appendix C's terms, as printed
+    raw = json.loads((ROOT / "assets" / "glossary.json").read_text(encoding="utf-8"))["terms"]
+    assert [entry["key"] for entry in raw[:16]] == primer
+    assert any("not in the primer" in caption.value.lower() for caption in at.caption)
+
+
+def test_the_dashboards_terms_cover_what_its_pages_say():
+    needed = {
+        "gqa", "mla", "tensor-parallelism", "quantization", "paged-kv", "prefix-cache", "ttft", "tpot", "mfu-mbu",
+        "bigram-slot", "copula-slot", "class-mass", "held-out", "zero-mean-ablation", "activation-patching",
+        "logit-lens",
+    }  # fmt: skip
+    own = {key for key, entry in terms().items() if entry["origin"] == DASHBOARD}
+    assert needed <= own
+    for key in ("gqa", "quantization", "ttft", "mfu-mbu"):
+        assert {"GQA", "FP8", "TTFT", "MFU"} & set(terms()[key]["term"].replace(",", " ").split())
 
 
 def test_every_definition_is_shown_and_used_by_tips_and_links():
@@ -31,7 +56,28 @@ def test_every_definition_is_shown_and_used_by_tips_and_links():
     for key, entry in terms().items():
         assert entry["definition"] in shown
         assert entry["definition"] in tip(key)
-        assert link(key).endswith(f"(/{GLOSSARY.url_path}#{key})")
+        assert link(key) == f"[{entry['short']}]({GLOSSARY.url_path}?term={key})"
+        assert link(key, "the cache") == f"[the cache]({href(key)})"
+
+
+def test_a_link_opens_the_page_on_its_term():
+    at = open_glossary(term="kv-cache")
+    first = at.subheader[0]
+    assert first.value == terms()["kv-cache"]["term"]
+    assert terms()["kv-cache"]["definition"] in at.markdown[1].value
+
+
+def test_a_dashboard_term_is_marked_as_not_the_primers_when_asked_for():
+    at = open_glossary(term="ttft")
+    assert at.subheader[0].value == terms()["ttft"]["term"]
+    assert "not in the primer" in at.caption[1].value
+
+
+def test_an_unknown_term_is_named_as_plain_text_and_changes_nothing_else():
+    at = open_glossary(term="**bold**[x](http://evil)")
+    assert len(at.warning) == 1
+    assert at.text[0].value.endswith("**bold**[x](http://evil)")
+    assert [h.proto.anchor for h in at.subheader] == list(terms())
 
 
 def test_glossary_covers_the_cnn_page_terms():

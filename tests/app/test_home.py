@@ -1,9 +1,15 @@
-"""The overview (app.py) in AppTest: it renders, tells the primer's story and links every registered page."""
+"""The overview (app.py) in AppTest: a briefing. One lead sentence with live numbers, the §7 picture with live shapes
+linking into the trace, five takeaways with engine numbers and links, the honest claim, every page linked."""
 
+import html
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from core.transformer import forward
+from core.weights import trained_model
+from ui import overview
 from ui.navigation import GLOSSARY, HOME, PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -15,20 +21,88 @@ def open_home() -> AppTest:
     return at
 
 
-def test_home_renders_the_overview():
+def test_home_leads_with_one_sentence_of_live_numbers():
     at = open_home()
     assert at.title[0].value == HOME.landmark
-    story = "\n".join(element.value for element in at.markdown)
-    for idea in ("residual stream", "attention", "token"):
-        assert idea in story.lower()
+    lead = at.markdown[0].value
+    model = trained_model()
+    p_on = forward(model, [model.vocabulary.index(t) for t in overview.PROMPT])["hook_probs"][-1][
+        model.vocabulary.index("on")
+    ]
+    assert f"{p_on:.3f}" in lead
+    assert "attention off" in lead
+
+
+def test_the_picture_shows_the_trained_models_live_shapes_and_links_each_block_to_its_trace_step():
+    at = open_home()
+    picture = next(e.proto.body for e in at.get("html") if 'class="pf"' in e.proto.body)
+    config = trained_model().config
+    for block in overview.pipeline():
+        assert block.href in picture.replace("&amp;", "&")
+    assert f"{len(overview.PROMPT)} × {config.d_model}" in picture  # h⁰: T × d_model
+    assert f"× {config.n_layers} layers" in picture
+    assert f"[{config.vocab_size}]" in picture  # logits and probabilities over V
+    steps = [re.search(r"trace_step=([^&]+)", block.href).group(1) for block in overview.pipeline()]
+    assert len(set(steps)) == len(steps) == 7
+
+
+def test_a_pipeline_link_opens_the_trace_on_that_step():
+    block = next(b for b in overview.pipeline() if b.name == "MLP")
+    at = AppTest.from_file(str(ROOT / "pages" / "two_layer_trace.py"), default_timeout=30)
+    for key, value in re.findall(r"([^?&=]+)=([^&]+)", block.href.split("?", 1)[1]):
+        from urllib.parse import unquote_plus
+
+        at.query_params[key] = unquote_plus(value)
+    at.run()
+    assert not at.exception
+    assert at.radio[0].value == "mlp_pre"
+
+
+def test_five_takeaways_each_with_a_live_number_and_a_link():
+    at = open_home()
+    text = "\n".join(m.value for m in at.markdown)
+    items = overview.takeaways()
+    assert len(items) == 5
+    numbers = overview.numbers()
+    for item in items:
+        assert item.sentence in text
+        assert re.search(r"\d\.\d", item.sentence), item.sentence
+    assert f"{numbers['rule_on']:.2f} to {numbers['rule_off']:.2f}" in items[3].sentence
+    assert f"{numbers['kv_gb']:.1f} GB" in items[4].sentence
+    targets = [link.proto.page for link in at.get("page_link")]
+    for page in ("cnn_vs_head", "qkv_walkthrough", "two_layer_trace", "ablation_lab", "kv_cost"):
+        assert targets.count(page) >= 2  # its takeaway's link and the page map's
+
+
+def test_the_claim_names_which_defaults_reproduce_the_primer():
+    claim = overview.honesty()
+    assert "Reproduce the primer's printed numbers" in claim
+    assert "Run our own model" in claim
+    assert "17.18 GB" in claim  # the primer's 7B example, computed
+    assert "0.997" in claim  # the primer's printed P(on), from assets/primer_section6.json
+    assert "every page" not in claim.lower()
 
 
 def test_home_links_every_registered_page_and_the_glossary():
-    links = {link.proto.page: link.proto.label for link in open_home().get("page_link")}
+    links = {link.proto.page: link.proto.label for link in open_home().get("page_link") if "**" in link.proto.label}
     for spec in (*PAGES, GLOSSARY):
         assert spec.url_path in links, f"no link to {spec.script}"
         assert spec.title in links[spec.url_path]
     assert len(links) == len(PAGES) + 1
+
+
+def test_the_briefing_file_holds_numbers_charts_sentences_and_the_link_back():
+    from ui.briefing import document
+
+    briefing = overview.briefing()
+    text = document(briefing)
+    assert text.count("Plotly.newPlot(") == 2
+    assert not re.search(r"<script[^>]*\bsrc=|<link[^>]*\bhref=", text)  # plotly.js inside, nothing fetched
+    assert len(text) > 3_000_000  # plotly.js itself
+    for item in overview.takeaways():
+        assert html.escape(item.title) in text
+    assert 'class="pf"' in text
+    assert f'href="{briefing.link}"' in text
 
 
 def test_navigation_opens_the_cnn_page_from_the_overview():

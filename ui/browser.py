@@ -50,4 +50,3 @@ def install() -> None:
     """Add the link router and the phone CSS to the page (a few hundred bytes, idempotent in the browser)."""
     paths = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
     st.html(f"<style>{PHONE_CSS}</style><script>{ROUTER_JS % paths}</script>", unsafe_allow_javascript=True)
-

@@ -78,7 +78,8 @@ def ablation(setting_name: str, removed: tuple, off: bool, sweep: object) -> str
     measure = "right class on copula slots" if off else f"{link('held-out', 'held-out')} rule accuracy"
     ours = reading.copula_class_accuracy.now if off else reading.rule_accuracy.now
     beside = f" · primer's model {printed:.2f}" if printed is not None else " (the primer printed no figure for this)"
-    return f"With **{setting_name}**, {measure}: ours {ours:.2f}{beside}; the full model scores {reading.rule_accuracy.trained:.2f}."
+    full = reading.rule_accuracy.trained
+    return f"With **{setting_name}**, {measure}: ours {ours:.2f}{beside}; the full model scores {full:.2f}."
 
 
 def kv_cost(config: ModelConfig, deployment: kv.Deployment, plan: kv.Plan) -> str:

@@ -256,7 +256,10 @@ def ablation_alt() -> str:
     """Text alternative of the ablation chart."""
     n = numbers()
     parts = ", ".join(f"{name} off {value:.2f}" for name, value in n["singles"].items())
-    return f"Bar chart of held-out rule accuracy: full model {n['rule_on']:.2f}, {parts}, attention off {n['rule_off']:.2f}."
+    return (
+        f"Bar chart of held-out rule accuracy: full model {n['rule_on']:.2f}, {parts}, "
+        f"attention off {n['rule_off']:.2f}."
+    )
 
 
 @cache
@@ -282,7 +285,9 @@ def ablation_what() -> str:
     """What the ablation chart shows, from its numbers."""
     n = numbers()
     singles = n["singles"].values()
-    heads_part = f"with any one of its {len(n['singles'])} heads off it answers {min(singles):.0%} to {max(singles):.0%}"
+    heads_part = (
+        f"with any one of its {len(n['singles'])} heads off it answers {min(singles):.0%} to {max(singles):.0%}"
+    )
     return (
         f"The full model answers {n['rule_on']:.0%} of the held-out grammar questions right; {heads_part}; with "
         f"attention off it answers {n['rule_off']:.0%}."

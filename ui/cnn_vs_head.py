@@ -47,19 +47,29 @@ def _panels(
     title: str,
     outlines: tuple[Box | None, ...] | None,
     height: int,
+    per_row: int | None = None,
 ) -> go.Figure:
     fig = heatmap_panels(
-        [(name, np.array(grid)) for name, grid in panels], title=title, outlines=outlines, height=height
+        [(name, np.array(grid)) for name, grid in panels],
+        title=title,
+        outlines=outlines,
+        height=height,
+        per_row=per_row,
     )
     return fig.update_layout(template="none")
 
 
 def panels_figure(
-    panels: Sequence[tuple[str, np.ndarray]], *, title: str, outlines: Sequence[Box | None] | None = None, height: int
+    panels: Sequence[tuple[str, np.ndarray]],
+    *,
+    title: str,
+    outlines: Sequence[Box | None] | None = None,
+    height: int,
+    per_row: int | None = None,
 ) -> go.Figure:
     """`ui.figures.heatmap_panels`, built once per distinct content (the cached figure is never mutated)."""
     key = tuple((name, _grid(grid)) for name, grid in panels)
-    return _panels(key, title, tuple(outlines) if outlines else None, height)
+    return _panels(key, title, tuple(outlines) if outlines else None, height, per_row)
 
 
 def cached_trace(image: np.ndarray, filters: dict[str, np.ndarray]) -> conv.ConvTrace:
@@ -123,9 +133,10 @@ def sliding_window(trace: conv.ConvTrace, name: str, step: conv.WindowStep, numb
             ("pixel × weight", step.products),
             (f"{name} feature map", trace.filter(name).conv),
         ],
-        title=f"Window {number}: the nine products add up to {step.total:g}, written into cell ({r}, {c})",
+        title=f"Window {number}: the nine products add up to {step.total:g},<br>written into cell ({r}, {c})",
         outlines=[(r, c, height, width), None, None, (r, c, 1, 1)],
-        height=330,
+        height=560,
+        per_row=2,  # 2 × 2, so each grid stays legible on a phone
     )
     chart(fig, key="window", alt=f"Sliding window at rows {r}–{step.rows[-1]}, columns {c}–{step.columns[-1]}")
     st.latex(

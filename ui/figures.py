@@ -9,8 +9,28 @@ import plotly.graph_objects as go
 
 from core.primer import printed
 
-SIGNED_SCALE = "RdBu"  # diverging, centred at 0, for signed values
-PROBABILITY_SCALE = "Cividis"  # sequential, colour-blind safe, for weights and probabilities
+# One colour rule for every chart (ColorBrewer scales, safe for the common colour-vision deficiencies):
+# - signed values: diverging RdBu centred at 0 (red below 0, near-white at 0, blue above);
+# - probabilities and attention weights: sequential Blues, 0 = lightest, 1 = darkest (the positive half of RdBu, so
+#   dark blue means "large" everywhere);
+# - masked cells (a token may not read a later one): neutral grey, labelled in the cell and under the chart.
+SIGNED_SCALE = "RdBu"
+BLUES = (
+    (0.0, "rgb(247,251,255)"),
+    (0.125, "rgb(222,235,247)"),
+    (0.25, "rgb(198,219,239)"),
+    (0.375, "rgb(158,202,225)"),
+    (0.5, "rgb(107,174,214)"),
+    (0.625, "rgb(66,146,198)"),
+    (0.75, "rgb(33,113,181)"),
+    (0.875, "rgb(8,81,156)"),
+    (1.0, "rgb(8,48,107)"),
+)  # ColorBrewer Blues, as plotly names it
+PROBABILITY_SCALE = [list(stop) for stop in BLUES]
+MASKED_COLOUR = "#9a9a9a"
+MASKED_NOTE = "Grey cells are masked: a word may not read a word that comes after it."
+# Blues with an exact 0 in grey, for causal weights (a softmax gives exactly 0 only where the mask put −∞).
+MASKED_ZERO_SCALE = [[0.0, MASKED_COLOUR], *([max(at, 1e-9), colour] for at, colour in BLUES)]
 FONT = {"family": "sans-serif", "size": 14}
 
 
@@ -44,16 +64,22 @@ def heatmap(
     colorbar: bool = False,
     half_up: bool = False,
 ) -> go.Figure:
-    """Annotated heatmap with labelled axes: RdBu centred at 0 for signed values, Cividis for probabilities.
+    """Annotated heatmap with labelled axes: RdBu centred at 0 for signed values, Blues (0 = lightest) for
+    probabilities and weights.
 
-    -inf cells (masked scores) are left uncoloured and labelled "−∞". half_up labels cells as a person prints them
-    (decimal, half up: 0.10275 → 0.1028) instead of float rounding.
+    Masked cells are grey and labelled: −∞ cells (masked scores, drawn empty over a grey rectangle) say "−∞"; in a
+    square weights matrix over the same tokens whose whole upper triangle is exactly 0 (a causal softmax), those
+    cells keep their value 0 in the data, are coloured grey by the scale (only an exact 0 is) and say "masked".
+    half_up labels cells as a person prints them (decimal, half up: 0.10275 → 0.1028) instead of float
+    rounding.
     """
     values = np.asarray(matrix, dtype=np.float64)
+    causal = _causal_zeros(values, x, y) if not signed else np.zeros(values.shape, dtype=bool)
+    masked = np.isneginf(values) | causal
     finite = np.where(np.isfinite(values), values, np.nan)
     label = (lambda v: printed(v, decimals)) if half_up else (lambda v: f"{v:.{decimals}f}")
     formatted = np.array([label(v) for v in np.nan_to_num(values).ravel()]).reshape(values.shape)
-    text = np.where(np.isneginf(values), "−∞", formatted)
+    text = np.where(np.isneginf(values), "−∞", np.where(masked, "masked" if len(x) <= 8 else "×", formatted))
     if zrange is None:
         if signed:
             bound = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
@@ -68,7 +94,7 @@ def heatmap(
         "text": text,
         "texttemplate": "%{text}",
         "textfont": {"size": 13},
-        "colorscale": SIGNED_SCALE if signed else PROBABILITY_SCALE,
+        "colorscale": SIGNED_SCALE if signed else MASKED_ZERO_SCALE if causal.any() else PROBABILITY_SCALE,
         "zmin": zrange[0],
         "zmax": zrange[1],
         "zmid": 0.0 if signed else None,
@@ -81,7 +107,59 @@ def heatmap(
         "yaxis": {"autorange": "reversed", "type": "category"},
         "xaxis": {"type": "category", "side": "top"},
     }
-    return go.Figure(data=[trace], layout=layout(title, height or 90 + 34 * len(y), **axes))
+    if masked.any():
+        axes |= {"shapes": _masked_cells(np.isneginf(values)), "annotations": [_masked_note()]}
+        axes["margin"] = {"l": 10, "r": 10, "t": 50, "b": 34}
+    return go.Figure(data=[trace], layout=layout(title, (height or 90 + 34 * len(y)) + 24 * masked.any(), **axes))
+
+
+def _causal_zeros(values: np.ndarray, x: Sequence[str], y: Sequence[str]) -> np.ndarray:
+    """The cells a causal mask zeroed, if this is a square weights matrix over the same tokens with an all-zero strict
+    upper triangle; no cells otherwise."""
+    n = values.shape[0]
+    if values.ndim != 2 or n < 2 or values.shape[1] != n or list(x) != list(y):
+        return np.zeros(values.shape, dtype=bool)
+    upper = np.triu(np.ones((n, n), dtype=bool), k=1)
+    return upper if not values[upper].any() else np.zeros(values.shape, dtype=bool)
+
+
+def _masked_cells(masked: np.ndarray) -> list[dict]:
+    """Grey rectangles under the heatmap (its masked cells are empty), one per run of masked cells in a row."""
+    shapes = []
+    for row, flags in enumerate(masked):
+        columns = np.flatnonzero(flags)
+        runs = np.split(columns, np.flatnonzero(np.diff(columns) > 1) + 1) if columns.size else []
+        shapes += [
+            {
+                "type": "rect",
+                "layer": "below",
+                "xref": "x",
+                "yref": "y",
+                "x0": run[0] - 0.5,
+                "x1": run[-1] + 0.5,
+                "y0": row - 0.5,
+                "y1": row + 0.5,
+                "fillcolor": MASKED_COLOUR,
+                "line": {"width": 0},
+            }
+            for run in runs
+        ]
+    return shapes
+
+
+def _masked_note() -> dict:
+    return {
+        "text": f"<span style='color:{MASKED_COLOUR}'>■</span> {MASKED_NOTE}",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 0,
+        "xanchor": "left",
+        "yanchor": "top",
+        "yshift": -6,
+        "showarrow": False,
+        "font": {"size": 12},
+    }
 
 
 def bars(
@@ -123,8 +201,10 @@ def heatmap_panels(
     zrange: tuple[float, float] | None = None,
     value_format: str = ".3g",
     height: int = 300,
+    per_row: int | None = None,
 ) -> go.Figure:
-    """Small annotated grids side by side in ONE figure (one chart to send, not several), each under its subtitle.
+    """Small annotated grids side by side in ONE figure (one chart to send, not several), each under its subtitle;
+    `per_row` wraps them into rows (2 × 2 for four grids keeps each legible on a phone's 390 px).
 
     Signed RdBu colours centred at 0, one scale per panel unless `zrange` is given. Cells are addressed (row, column)
     from the top-left as the primer prints grids; `outlines[i] = (row, column, rows, columns)` draws a box around a
@@ -132,7 +212,11 @@ def heatmap_panels(
     plotly validates once, ~8× faster than adding traces, axes and shapes one by one.
     """
     gap, n = 0.06, len(panels)
-    width = (1 - gap * (n - 1)) / n
+    columns = min(per_row or n, n)
+    rows_n = -(-n // columns)
+    width = (1 - gap * (columns - 1)) / columns
+    row_gap = 0.16 if rows_n > 1 else 0.0
+    cell = (1 - row_gap * (rows_n - 1)) / rows_n
     data: list[dict] = []
     layout: dict = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
@@ -167,10 +251,17 @@ def heatmap_panels(
                 "hovertemplate": f"{subtitle}<br>row %{{y}}, column %{{x}}<br>value %{{text}}<extra></extra>",
             }
         )
-        left = index * (width + gap)
+        row, column = divmod(index, columns)
+        left, top = column * (width + gap), 1 - row * (cell + row_gap)
         axis = {"dtick": 1, "showgrid": False, "zeroline": False, "constrain": "domain"}
         layout[f"xaxis{x[1:]}"] = {**axis, "domain": [left, left + width], "side": "top", "anchor": y}
-        layout[f"yaxis{y[1:]}"] = {**axis, "autorange": "reversed", "scaleanchor": x, "anchor": x}
+        layout[f"yaxis{y[1:]}"] = {
+            **axis,
+            "autorange": "reversed",
+            "scaleanchor": x,
+            "anchor": x,
+            "domain": [top - cell, top],
+        }
         layout["annotations"].append(
             {
                 "text": subtitle,
@@ -535,7 +626,7 @@ def block_lines(fig: go.Figure, *, column_breaks: Sequence[int] = (), row_breaks
         for i in row_breaks
     ]
     if shapes:
-        fig.update_layout(shapes=shapes)
+        fig.update_layout(shapes=[*fig.layout.shapes, *shapes])
     return fig
 
 

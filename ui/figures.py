@@ -212,9 +212,9 @@ def heatmap_panels(
     plotly validates once, ~8× faster than adding traces, axes and shapes one by one.
     """
     gap, n = 0.06, len(panels)
-    columns = min(per_row or n, n)
-    rows_n = -(-n // columns)
-    width = (1 - gap * (columns - 1)) / columns
+    n_columns = min(per_row or n, n)
+    rows_n = -(-n // n_columns)
+    width = (1 - gap * (n_columns - 1)) / n_columns
     row_gap = 0.16 if rows_n > 1 else 0.0
     cell = (1 - row_gap * (rows_n - 1)) / rows_n
     data: list[dict] = []
@@ -251,8 +251,8 @@ def heatmap_panels(
                 "hovertemplate": f"{subtitle}<br>row %{{y}}, column %{{x}}<br>value %{{text}}<extra></extra>",
             }
         )
-        row, column = divmod(index, columns)
-        left, top = column * (width + gap), 1 - row * (cell + row_gap)
+        panel_row, panel_column = divmod(index, n_columns)
+        left, top = panel_column * (width + gap), 1 - panel_row * (cell + row_gap)
         axis = {"dtick": 1, "showgrid": False, "zeroline": False, "constrain": "domain"}
         layout[f"xaxis{x[1:]}"] = {**axis, "domain": [left, left + width], "side": "top", "anchor": y}
         layout[f"yaxis{y[1:]}"] = {

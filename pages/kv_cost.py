@@ -11,10 +11,11 @@ the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 import streamlit as st
 
 from core import kv_cache as kv
+from ui import kv_briefing, leads
 from ui import kv_cost as show
 from ui import kv_cost_state as scenario
 from ui import kv_planner as planner
-from ui import leads
+from ui.briefing import app_url, download, scenario_link
 from ui.glossary import link, tip
 from ui.navigation import PAGES
 from ui.widgets import setup_page
@@ -48,6 +49,13 @@ show.formula(config, deployment, result)
 
 others = scenario.compare_widget()
 compared = show.compared_rows(config, deployment, others)
+with answer:
+    url, here = app_url(), scenario_link(SPEC.url_path)
+    download(
+        lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
+        file_name="kv-cost-briefing.html",
+        key="kv-briefing",
+    )
 show.compared_beyond_context(compared)
 tabs = st.tabs(scenario.VIEWS, key="view", on_change="rerun", bind="query-params")
 for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):

@@ -9,14 +9,15 @@ from urllib.parse import parse_qsl
 import streamlit as st
 
 from ui import overview as brief
-from ui.briefing import download
+from ui.briefing import app_url, download
 from ui.glossary import link
 from ui.navigation import GLOSSARY, HOME, PAGES
 from ui.widgets import chart, explain, setup_page
 
 setup_page(HOME)
 st.markdown(brief.lead())
-download(brief.briefing, file_name="transformer-briefing.html", key="overview-briefing")
+url = app_url()
+download(lambda: brief.briefing(url), file_name="transformer-briefing.html", key="overview-briefing")
 
 st.subheader("The whole model in one picture")
 st.caption(

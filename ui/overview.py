@@ -24,7 +24,7 @@ from core.primer import conv_example, hand_example
 from core.trace_views import primer_section6, shape_table, top_k
 from core.transformer import forward, hand_model
 from core.weights import trained_model
-from ui.briefing import Briefing, Chart, app_url
+from ui.briefing import Briefing, Chart
 from ui.figures import grouped_bars
 from ui.glossary import link
 
@@ -339,9 +339,9 @@ def honesty() -> str:
     )
 
 
-def briefing() -> Briefing:
-    """The overview as a file to take away: the picture, the takeaways, both charts and the link to the app."""
-    url = app_url()
+def briefing(url: str) -> Briefing:
+    """The overview as a file to take away: the picture, the takeaways, both charts and the link to the app at `url`
+    (read while the page runs: the file is built later, outside the page's run)."""
     return Briefing(
         title="Inside a Transformer: the briefing",
         lead=lead(),

@@ -94,7 +94,7 @@ def test_home_links_every_registered_page_and_the_glossary():
 def test_the_briefing_file_holds_numbers_charts_sentences_and_the_link_back():
     from ui.briefing import document
 
-    briefing = overview.briefing()
+    briefing = overview.briefing("http://localhost:8501/")
     text = document(briefing)
     assert text.count("Plotly.newPlot(") == 2
     assert not re.search(r"<script[^>]*\bsrc=|<link[^>]*\bhref=", text)  # plotly.js inside, nothing fetched

@@ -1,0 +1,63 @@
+"""The cost calculator's briefing file: the scenario's headline numbers, its sentences, its charts and its link."""
+
+from __future__ import annotations
+
+from core import kv_cache as kv
+from core.model_config import ModelConfig
+from ui import kv_cost as show
+from ui import leads
+from ui.briefing import Briefing, Chart
+
+
+def headline(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[tuple[str, str]]:
+    """The page's six headline numbers, as label and value."""
+    return [
+        ("KV per token", show.size(plan.kv_per_token).split(" = ")[0]),
+        ("KV per user", show.gb(plan.kv_per_user)),
+        (f"KV for {dep.users:,} users", show.gb(plan.kv_total)),
+        ("GPUs needed", f"{plan.gpus_needed:,}" if plan.gpus_needed else "does not fit"),
+        ("Users per GPU", f"{plan.users_per_gpu:,.2f}"),
+        ("$ per 1M output tokens (at least)", show.money(plan.cost_per_million)),
+    ]
+
+
+def sentences(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[str]:
+    """What the numbers say and what they assume, in the page's words."""
+    said = [leads.kv_cost(config, dep, plan)]
+    if plan.fits:
+        said.append(
+            f"One {dep.gpu.name} of a {dep.tp}-GPU copy holds {show.gb(plan.weights_gpu)} of weights and "
+            f"{show.gb(plan.kv_used_gpu)} of KV cache for {plan.batch:,} users, keeping "
+            f"{show.gb(plan.reserve_gpu)} in reserve."
+        )
+    said.append(
+        f"Assumptions: {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, {dep.utilisation:.0%} of GPU "
+        f"memory for the engine, {dep.efficiency:.0%} of peak memory bandwidth reached, "
+        f"${dep.price_per_gpu_hour:,.2f} per GPU-hour. Speed is a ceiling from memory bandwidth alone, so the cost "
+        "per token is a floor: real engines are slower and cost more."
+    )
+    return said
+
+
+def briefing(
+    config: ModelConfig, dep: kv.Deployment, plan: kv.Plan, compared: show.Compared, *, url: str, link: str
+) -> Briefing:
+    """The file: headline, sentences, the KV-vs-context, memory and users charts, and the scenario's link (`url` and
+    `link` are read while the page runs: the file is built later, outside the page's run)."""
+    rows = [(label, p) for label, _, _, p in compared]
+    return Briefing(
+        title=f"KV-cache cost: {config.name} on {dep.gpu.name}",
+        lead=f"{dep.context:,} tokens per user, {dep.users:,} users, {dep.tp} GPU(s) per copy.",
+        link=link,
+        app_url=url,
+        headline=headline(config, dep, plan),
+        sentences=sentences(config, dep, plan),
+        charts=(
+            Chart(show._kv_chart(compared), "KV cache per user against context length, with GPU memory sizes."),
+            Chart(
+                show.memory_figure(rows, dep.gpu.memory_gb),
+                "Stacked bars per model: one GPU's memory split into weights, KV cache in use, reserve and free.",
+            ),
+            Chart(show._users_chart(compared), "Maximum concurrent users against context length, per model."),
+        ),
+    )

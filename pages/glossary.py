@@ -5,7 +5,7 @@ A link from another page (`?term=kv-cache`) opens the page on that term: its def
 
 import streamlit as st
 
-from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, terms
+from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, matches, terms
 from ui.navigation import GLOSSARY
 from ui.widgets import setup_page
 
@@ -30,14 +30,19 @@ if asked is not None:
         st.warning("This link asks for a glossary term that does not exist; the full glossary is below.")
         st.text(f"Term asked for: {asked[:60]}")
 
+wanted = st.text_input("Find a term", key="glossary_find", placeholder="e.g. cache, GQA, held out")
+shown = {key: entry for key, entry in entries.items() if matches(entry, wanted)}
+if not shown:
+    st.text(f"No term or definition contains “{wanted.strip()[:60]}”.")
+
 st.header("The primer's glossary (Appendix C)", anchor="primer-terms")
-for key, entry in entries.items():
+for key, entry in shown.items():
     if entry["origin"] == PRIMER:
         st.subheader(entry["term"], anchor=key)
         st.markdown(entry["definition"])
 st.header("The dashboard's own terms", anchor="dashboard-terms")
 st.caption("Not in the primer: words the dashboard's pages use, defined by the dashboard.")
-for key, entry in entries.items():
+for key, entry in shown.items():
     if entry["origin"] == DASHBOARD:
         st.subheader(entry["term"], anchor=key)
         st.markdown(entry["definition"])

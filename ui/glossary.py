@@ -44,3 +44,9 @@ def link(key: str, text: str | None = None) -> str:
     """A markdown link to a glossary entry for running text; its text is the sentence's own word (`text`), by
     default the entry's short name ('KV cache', not the heading 'KV cache, …')."""
     return f"[{text or terms()[key]['short']}]({href(key)})"
+
+
+def matches(entry: dict[str, str], wanted: str | None) -> bool:
+    """Whether a glossary entry's term or definition contains the reader's words (case-insensitive; empty = all)."""
+    text = (wanted or "").strip().casefold()
+    return not text or text in entry["term"].casefold() or text in entry["definition"].casefold()

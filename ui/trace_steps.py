@@ -758,7 +758,7 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     picking a row or a layer reruns only this part)."""
     config = model.config
     layer_names = [f"Layer {i + 1}" for i in range(config.n_layers)]
-    left, right = st.columns([1, 3])
+    left, right = st.container(key="answer-first").columns([1, 3])  # on a phone: the matrix above the step list
     with left:
         layer_name = st.segmented_control(
             "Layer",

@@ -82,3 +82,12 @@ def test_an_unknown_term_is_named_as_plain_text_and_changes_nothing_else():
 
 def test_glossary_covers_the_cnn_page_terms():
     assert {"convolution", "attention-head", "softmax"} <= set(terms())
+
+
+def test_find_a_term_filters_entries_and_names_a_search_that_found_nothing():
+    at = open_glossary()
+    at.text_input(key="glossary_find").set_value("cache").run()
+    anchors = [h.proto.anchor for h in at.subheader]
+    assert "kv-cache" in anchors and "prefix-cache" in anchors and "token" not in anchors
+    at.text_input(key="glossary_find").set_value("**zebra**").run()
+    assert not at.subheader and at.text[0].value == "No term or definition contains “**zebra**”."

@@ -20,8 +20,8 @@ from ui.navigation import GLOSSARY, PAGES
 PAGE_CSS = """
 [data-testid="stCaptionContainer"] { color: #51565c; opacity: 1; }
 @media (max-width: 640px) {
-  .st-key-answer-first [data-testid="stHorizontalBlock"] { flex-direction: column-reverse; }
-  .st-key-pipeline { overflow-x: visible; }
+  .st-key-answer-first > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
+    flex-direction: column-reverse; }
 }
 """
 

@@ -133,11 +133,17 @@ def server() -> Iterator[Server]:
     running.stop()
 
 
+DESKTOP = {"width": 1400, "height": 1000}
+PHONE = {"width": 390, "height": 844}  # an iPhone 12-14's CSS viewport
+
+
 class PageWatch:
     """A browser page that records console errors and uncaught page errors while a test drives it."""
 
-    def __init__(self, browser: object) -> None:
-        self.context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    def __init__(self, browser: object, viewport: dict[str, int] = DESKTOP) -> None:
+        self.context = browser.new_context(
+            viewport=viewport, accept_downloads=True, has_touch=viewport is PHONE, is_mobile=viewport is PHONE
+        )
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("console", self._console)
@@ -174,8 +180,16 @@ class PageWatch:
         self.settle()
 
     def screenshot(self, name: str) -> Path:
+        """The whole page: Streamlit scrolls inside its main block, so the window grows to its height for the shot."""
         path = ARTIFACTS / f"{name}.png"
+        size = self.page.viewport_size
+        height = self.page.evaluate(
+            "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight ?? document.body.scrollHeight"
+        )
+        self.page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(height, 12_000))})
+        self.page.wait_for_timeout(300)  # plotly redraws charts for the new size
         self.page.screenshot(path=str(path), full_page=True)
+        self.page.set_viewport_size(size)
         return path
 
     def exceptions_on_screen(self) -> int:
@@ -195,5 +209,13 @@ def warm(server: Server, watch: PageWatch) -> Server:
 @pytest.fixture
 def watch(browser: object) -> Iterator[PageWatch]:
     page = PageWatch(browser)
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def phone(browser: object) -> Iterator[PageWatch]:
+    """A page in a phone-sized touch viewport (390 × 844)."""
+    page = PageWatch(browser, PHONE)
     yield page
     page.close()

@@ -1,0 +1,86 @@
+"""Every page at phone size (390 × 844): it draws with no error, nothing runs off the side, no two subplots or their
+captions overlap, the answer comes before the inputs; a screenshot of each is kept in test-artifacts/."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.navigation import GLOSSARY, HOME, PAGES
+
+ALL_PAGES = [HOME, *PAGES, GLOSSARY]
+
+# Pairs of boxes inside one chart that intersect: plot areas of subplots (plotly's drag rectangles, one per subplot)
+# and annotations (subplot captions). Boxes are [left, top, right, bottom] in CSS pixels.
+OVERLAPS = """
+() => {
+  const boxes = (chart, selector) => [...chart.querySelectorAll(selector)].map(e => e.getBoundingClientRect())
+    .filter(r => r.width > 0 && r.height > 0).map(r => [r.left, r.top, r.right, r.bottom]);
+  const cross = (a, b) => a[0] < b[2] - 1 && b[0] < a[2] - 1 && a[1] < b[3] - 1 && b[1] < a[3] - 1;
+  const found = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((chart, index) => {
+    for (const selector of ['.draglayer .nsewdrag', '.annotation-text-g']) {
+      const list = boxes(chart, selector);
+      for (let i = 0; i < list.length; i++)
+        for (let j = i + 1; j < list.length; j++)
+          if (cross(list[i], list[j])) found.push(`chart ${index}: ${selector} ${i} overlaps ${j}`);
+    }
+  });
+  return found;
+}
+"""
+OVERFLOW = """
+() => { const main = document.querySelector('[data-testid="stMain"]');
+        return main.scrollWidth - main.clientWidth; }
+"""
+
+
+def top(watch, locator) -> float:
+    locator.first.wait_for(timeout=30_000)
+    return locator.first.bounding_box()["y"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("spec", ALL_PAGES, ids=[spec.url_path or "home" for spec in ALL_PAGES])
+def test_every_page_reads_on_a_phone(server, phone, spec):
+    phone.open(server.url(spec.url_path), spec.landmark)
+    assert phone.exceptions_on_screen() == 0
+    if spec in PAGES or spec is HOME:
+        phone.page.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+        phone.page.wait_for_timeout(500)  # the last charts finish their layout
+    assert phone.page.evaluate(OVERFLOW) <= 1, "the page scrolls sideways on a phone"
+    assert phone.page.evaluate(OVERLAPS) == []
+    phone.screenshot(f"phone-{spec.url_path or 'home'}")
+    assert phone.errors == [], phone.errors
+
+
+@pytest.mark.e2e
+def test_cost_page_shows_its_answer_before_its_inputs_on_a_phone(server, phone):
+    spec = next(s for s in PAGES if s.url_path == "kv_cost")
+    phone.open(server.url(spec.url_path), spec.landmark)
+    answer = top(phone, phone.page.locator(".st-key-lead"))
+    first_input = top(phone, phone.page.get_by_test_id("stSelectbox"))
+    assert answer < first_input
+    assert "GB of" in phone.page.locator(".st-key-lead").inner_text()
+    assert top(phone, phone.page.get_by_test_id("stMetric")) < first_input  # the headline numbers too
+
+
+@pytest.mark.e2e
+def test_trace_shows_the_matrix_before_the_step_list_on_a_phone(server, phone):
+    spec = next(s for s in PAGES if s.url_path == "two_layer_trace")
+    phone.open(server.url(spec.url_path), spec.landmark)
+    steps = phone.page.locator(".st-key-answer-first").get_by_test_id("stRadio")
+    matrix = phone.page.locator(".st-key-answer-first .js-plotly-plot")
+    assert top(phone, matrix) < top(phone, steps)
+
+
+@pytest.mark.e2e
+def test_cnn_window_grids_stay_apart_on_a_phone(server, phone):
+    spec = next(s for s in PAGES if s.url_path == "cnn_vs_head")
+    phone.open(server.url(spec.url_path), spec.landmark)
+    chart = phone.page.locator(".js-plotly-plot").first
+    chart.locator(".nsewdrag").first.wait_for(timeout=30_000)
+    grids = chart.locator(".draglayer .nsewdrag")
+    assert grids.count() == 4
+    widths = [grids.nth(i).bounding_box()["width"] for i in range(4)]
+    assert min(widths) >= 120, widths  # five cells of 24 px or more: values and axis numbers do not collide
+    assert phone.page.evaluate(OVERLAPS) == []

@@ -211,7 +211,7 @@ def heatmap_panels(
     block of cells in panel i (a sliding window, the cell it produces). The figure is built in one constructor call:
     plotly validates once, ~8× faster than adding traces, axes and shapes one by one.
     """
-    gap, n = 0.06, len(panels)
+    gap, n = 0.1, len(panels)  # room for the y-axis numbers of the panel to the right
     n_columns = min(per_row or n, n)
     rows_n = -(-n // n_columns)
     width = (1 - gap * (n_columns - 1)) / n_columns

@@ -22,6 +22,7 @@ st.markdown(leads.our_model())
 def workbench() -> None:
     """The lead, the bench's controls, its read-out and the open tab: a switch or a tab reruns only this part."""
     lead = leads.slot()
+    leads.words("ablation_lab")
     st.markdown(
         f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
         f"adjective's class follows the subject noun one word back, and only attention can carry a word across "

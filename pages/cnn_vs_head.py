@@ -16,6 +16,7 @@ from ui.widgets import setup_page
 setup_page(next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py"))
 read_link()
 lead = leads.slot()
+leads.words("cnn_vs_head")
 st.markdown(
     f"An image-reading network slides small {link('convolution')} filters over the pixels; an "
     f"{link('attention-head')} lets each word choose which other words to read. Build an image and the filters "

@@ -25,6 +25,7 @@ setup_page(SPEC)
 scenario.read_link(SPEC.path)
 scenario.link_notes()
 answer = leads.slot()  # the answer first, above the inputs (on a phone too)
+leads.words("kv_cost")
 st.markdown(
     f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "
     "earlier tokens. This page turns the primer's size formula into a deployment plan: memory per GPU, how many "

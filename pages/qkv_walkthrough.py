@@ -18,6 +18,7 @@ from ui.widgets import setup_page
 setup_page(next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py"))
 read_link()
 lead = leads.slot()
+leads.words("qkv_walkthrough")
 show.intro()
 sentence, scale, causal = show.scenario()
 state = page_state(sentence)

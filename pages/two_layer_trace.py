@@ -17,6 +17,7 @@ model = trained_model()
 read_link(model, list(VIEWS))
 st.markdown(leads.our_model())
 lead = leads.slot()
+leads.words("two_layer_trace")
 tokens = prompt_builder(model)
 trace = cached_trace(tokens)
 with lead:

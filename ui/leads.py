@@ -24,6 +24,39 @@ from ui.glossary import link
 PRIMER_PROMPT = ("<BOS>", "the", "cat", "sat")
 
 
+WORDS = {
+    "cnn_vs_head": ("convolution", "softmax", "attention-head"),
+    "qkv_walkthrough": ("attention-head", "softmax", "causal-mask", "kv-cache", "prefill"),
+    "two_layer_trace": ("residual-stream", "layernorm", "multi-head", "mlp", "logit-lens", "class-mass", "held-out"),
+    "ablation_lab": (
+        "ablation",
+        "held-out",
+        "bigram-slot",
+        "copula-slot",
+        "class-mass",
+        "zero-mean-ablation",
+        "activation-patching",
+    ),
+    "kv_cost": (
+        "kv-cache",
+        "gqa",
+        "mla",
+        "tensor-parallelism",
+        "quantization",
+        "paged-kv",
+        "prefix-cache",
+        "hbm",
+        "tpot",
+        "mfu-mbu",
+    ),
+}
+
+
+def words(page: str) -> None:
+    """One line of glossary links for the terms a page uses, so none needs a mouse to hover over its tooltip."""
+    st.caption("Words on this page: " + " · ".join(link(key) for key in WORDS[page]))
+
+
 def slot() -> st.delta_generator.DeltaGenerator:
     """An empty place at the top of the page for the lead, filled later in the run."""
     return st.container(key="lead")

@@ -91,3 +91,17 @@ def test_find_a_term_filters_entries_and_names_a_search_that_found_nothing():
     assert "kv-cache" in anchors and "prefix-cache" in anchors and "token" not in anchors
     at.text_input(key="glossary_find").set_value("**zebra**").run()
     assert not at.subheader and at.text[0].value == "No term or definition contains “**zebra**”."
+
+
+def test_every_page_links_the_words_it_uses_to_their_entries():
+    from tests.app.helpers import run_page
+    from ui.leads import WORDS
+    from ui.navigation import PAGES
+
+    assert {spec.url_path for spec in PAGES} == set(WORDS)
+    for spec in PAGES:
+        assert set(WORDS[spec.url_path]) <= set(terms())
+        at = run_page(str(ROOT / spec.script))
+        line = next(c.value for c in at.caption if c.value.startswith("Words on this page:"))
+        for key in WORDS[spec.url_path]:
+            assert link(key) in line

@@ -28,7 +28,7 @@ BLUES = (
 )  # ColorBrewer Blues, as plotly names it
 PROBABILITY_SCALE = [list(stop) for stop in BLUES]
 MASKED_COLOUR = "#9a9a9a"
-MASKED_NOTE = "Grey cells are masked: a word may not read a word that comes after it."
+MASKED_NOTE = "grey = masked (a later word)"
 # Blues with an exact 0 in grey, for causal weights (a softmax gives exactly 0 only where the mask put −∞).
 MASKED_ZERO_SCALE = [[0.0, MASKED_COLOUR], *([max(at, 1e-9), colour] for at, colour in BLUES)]
 FONT = {"family": "sans-serif", "size": 14}
@@ -132,7 +132,7 @@ def _masked_cells(masked: np.ndarray) -> list[dict]:
         shapes += [
             {
                 "type": "rect",
-                "layer": "below",
+                "layer": "between",  # above the grid lines, under the cells' labels
                 "xref": "x",
                 "yref": "y",
                 "x0": run[0] - 0.5,
@@ -215,13 +215,13 @@ def heatmap_panels(
     n_columns = min(per_row or n, n)
     rows_n = -(-n // n_columns)
     width = (1 - gap * (n_columns - 1)) / n_columns
-    row_gap = 0.16 if rows_n > 1 else 0.0
+    row_gap = 0.2 if rows_n > 1 else 0.0
     cell = (1 - row_gap * (rows_n - 1)) / rows_n
     data: list[dict] = []
     layout: dict = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 70, "b": 40},
+        "margin": {"l": 10, "r": 10, "t": 70 + 22 * title.count("<br>"), "b": 40},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "annotations": [],

@@ -260,7 +260,7 @@ def heatmap_panels(
             "autorange": "reversed",
             "scaleanchor": x,
             "anchor": x,
-            "domain": [top - cell, top],
+            "domain": [max(0.0, top - cell), min(1.0, top)],
         }
         layout["annotations"].append(
             {

@@ -254,7 +254,7 @@ def heatmap_panels(
         panel_row, panel_column = divmod(index, n_columns)
         left, top = panel_column * (width + gap), 1 - panel_row * (cell + row_gap)
         axis = {"dtick": 1, "showgrid": False, "zeroline": False, "constrain": "domain"}
-        layout[f"xaxis{x[1:]}"] = {**axis, "domain": [left, left + width], "side": "top", "anchor": y}
+        layout[f"xaxis{x[1:]}"] = {**axis, "domain": [left, min(1.0, left + width)], "side": "top", "anchor": y}
         layout[f"yaxis{y[1:]}"] = {
             **axis,
             "autorange": "reversed",

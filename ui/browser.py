@@ -16,10 +16,12 @@ import streamlit as st
 from ui.navigation import GLOSSARY, PAGES
 
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
-# Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it.
+# Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
+# and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
 PAGE_CSS = """
 [data-testid="stCaptionContainer"] { color: #51565c; opacity: 1; }
 @media (max-width: 640px) {
+  .js-plotly-plot .gtitle { font-size: 13px !important; }
   .st-key-answer-first > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
     flex-direction: column-reverse; }
 }

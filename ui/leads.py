@@ -68,7 +68,7 @@ def cnn(trace: ConvTrace) -> str:
     verdict = (
         f"labels the image *{trace.classes[trace.winner]}* with probability {trace.probs.max():.3f}"
         if trace.winner is not None
-        else f"cannot decide (each class {trace.probs.max():.3f}: no filter found its pattern more than another)"
+        else f"cannot decide: its top classes tie at probability {trace.probs.max():.3f}"
     )
     return (
         f"**A filter reads a fixed window; a head chooses what to read.** With these {len(trace.filters)} filters "

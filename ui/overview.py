@@ -186,7 +186,7 @@ def takeaways() -> tuple[Takeaway, ...]:
     return (
         Takeaway(
             "A filter's window is fixed; a head's is chosen by the words",
-            f"The primer's image network reads every {kh}×{kh if kh == kw else kw} window with the same weights "
+            f"The primer's image network reads every {kh}×{kw} window with the same weights "
             f"and labels its {n['image'][0]}×{n['image'][1]} image *{n['cnn_class']}* with probability "
             f"{n['cnn_p']:.3f}; a {link('convolution', 'filter')} cannot choose where to look.",
             "cnn_vs_head",

@@ -36,7 +36,10 @@ ROUTER_JS = """
     if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey
         || event.altKey) return;
     const anchor = event.target.closest ? event.target.closest("a") : null;
-    if (!anchor || anchor.hasAttribute("download")) return;
+    // Only links written in the pages' text (markdown, the overview's picture); Streamlit routes its own.
+    if (!anchor || anchor.hasAttribute("download")
+        || !anchor.closest('[data-testid="stMarkdownContainer"], [data-testid="stCaptionContainer"], '
+          + '[data-testid="stHtml"]')) return;
     const raw = anchor.getAttribute("href") || anchor.getAttribute("xlink:href");
     if (!raw || raw.startsWith("#")) return;
     const url = new URL(raw, window.location.href);

@@ -37,7 +37,10 @@ def test_shared_url_restores_the_scenario(server, browser, watch):
     context.fill("65536")
     context.press("Enter")
     watch.settle()
-    watch.page.get_by_label("KV cache number type", exact=True).click()
+    kv_type = watch.page.get_by_label("KV cache number type", exact=True)
+    kv_type.scroll_into_view_if_needed()  # the answer sits above the inputs; a list opened mid-scroll closes again
+    watch.page.wait_for_timeout(300)
+    kv_type.click()
     watch.page.get_by_role("option", name="FP8", exact=True).click()
     watch.settle()
     watch.page.wait_for_function("() => window.location.search.includes('kv_dtype=FP8')", timeout=30_000)

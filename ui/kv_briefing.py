@@ -17,7 +17,7 @@ def headline(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[tup
         (f"KV for {dep.users:,} users", show.gb(plan.kv_total)),
         ("GPUs needed", f"{plan.gpus_needed:,}" if plan.gpus_needed else "does not fit"),
         ("Users per GPU", f"{plan.users_per_gpu:,.2f}"),
-        ("$ per 1M output tokens (at least)", show.money(plan.cost_per_million)),
+        ("$ per 1M output tokens (best case)", show.money(plan.cost_per_million)),
     ]
 
 

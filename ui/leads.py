@@ -123,7 +123,11 @@ def kv_cost(config: ModelConfig, deployment: kv.Deployment, plan: kv.Plan) -> st
             f"**{config.name} at {deployment.context:,} tokens: {per_user}; weights plus one user do not fit on "
             f"{deployment.tp} {deployment.gpu.name}** — raise the GPUs per copy below."
         )
-    cost = f", at least ${plan.cost_per_million:,.2f} per million output tokens" if plan.cost_per_million else ""
+    cost = (
+        f", about ${plan.cost_per_million:,.2f} per million output tokens at best (full batches)"
+        if plan.cost_per_million
+        else ""
+    )
     return (
         f"**{config.name} at {deployment.context:,} tokens: {per_user}; {plan.gpus_needed:,} {deployment.gpu.name} "
         f"GPUs for {deployment.users:,} users ({plan.users_per_gpu:,.2f} users per GPU){cost}.**"

@@ -182,7 +182,11 @@ def takeaways() -> tuple[Takeaway, ...]:
     n = numbers()
     w, (first, second, last) = n["weights"], n["prompt"]
     kh, kw = n["kernel"]
-    cost = f" and a million generated tokens cost at least ${n['kv_cost']:.2f} of GPU time" if n["kv_cost"] else ""
+    cost = (
+        f" and a million generated tokens cost about ${n['kv_cost']:.2f} of GPU time at best (full batches)"
+        if n["kv_cost"]
+        else ""
+    )
     return (
         Takeaway(
             "A filter's window is fixed; a head's is chosen by the words",

@@ -20,6 +20,7 @@ from core.trace_views import primer_section6
 from core.transformer import forward
 from core.weights import trained_model
 from ui.glossary import link
+from ui.kv_planner import plural
 
 PRIMER_PROMPT = ("<BOS>", "the", "cat", "sat")
 
@@ -121,7 +122,7 @@ def kv_cost(config: ModelConfig, deployment: kv.Deployment, plan: kv.Plan) -> st
     if not plan.fits:
         return (
             f"**{config.name} at {deployment.context:,} tokens: {per_user}; weights plus one user do not fit on "
-            f"{deployment.tp} {deployment.gpu.name}** — raise the GPUs per copy below."
+            f"{plural(deployment.tp, deployment.gpu.name)}** — raise the GPUs per copy below."
         )
     cost = (
         f", about ${plan.cost_per_million:,.2f} per million output tokens at best (full batches)"
@@ -129,6 +130,8 @@ def kv_cost(config: ModelConfig, deployment: kv.Deployment, plan: kv.Plan) -> st
         else ""
     )
     return (
-        f"**{config.name} at {deployment.context:,} tokens: {per_user}; {plan.gpus_needed:,} {deployment.gpu.name} "
-        f"GPUs for {deployment.users:,} users ({plan.users_per_gpu:,.2f} users per GPU){cost}.**"
+        f"**{config.name} at {deployment.context:,} tokens: {per_user}; "
+        f"{plural(plan.gpus_needed, deployment.gpu.name)} for {plural(deployment.users, 'user')} "
+        f"({plural(plan.max_users, 'user')} per model copy of "
+        f"{plural(deployment.tp, 'GPU')}){cost}.**"
     )

@@ -626,3 +626,11 @@ def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
     assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
     app.selectbox(key="tp").set_value(8).run()
     assert "on 8 × H100 SXM (your choice)" in explained(app)
+
+
+def test_the_lead_counts_users_per_model_copy_not_fractions_of_a_gpu(at):
+    lead = next(m.value for m in at.markdown if "per model copy of" in m.value)
+    gpus = int(re.search(r"(\d+) H100 SXMs for 16 users", lead).group(1))
+    per_copy = int(re.search(r"\((\d+) users per model copy of 1 GPU\)", lead).group(1))
+    assert gpus == -(-16 // per_copy) and "users per GPU" not in lead
+    assert "at best (full batches)" in lead and "at least" not in lead

@@ -36,22 +36,13 @@ from urllib.parse import quote
 
 from playwright.sync_api import Page, sync_playwright
 
+from tests.e2e.conftest import CHROMIUM_FLAGS, SCRIPT_STATE
 from ui.navigation import GLOSSARY, HOME, PAGES, ROOT, PageSpec
 
 COLLATERAL_TAB = "⑤ Collateral vs targeted"
 CLICK_TARGET = 1.5
 COLD_TARGET = 1.3
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-SCRIPT_STATE = "document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
 
 # One widget and one heatmap fed by it; `kind` (from the address) picks the same kind of widget as the app's control.
 TRIVIAL_PAGE = """\
@@ -241,7 +232,7 @@ def click_ms(page: Page, act: Callable[[Page, int], None], turn: int) -> float:
 def cold_ms(playwright: object, server: Path, path: str, selectors: list[str]) -> list[float]:
     """Fresh server, fresh browser: milliseconds from navigation start to the first paint of each selector."""
     with serve(server) as base:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
         try:
             context = browser.new_context(viewport={"width": 1440, "height": 900})
             context.add_init_script(INSTRUMENT.replace("sels: []", f"sels: {json.dumps(selectors)}"))
@@ -273,7 +264,7 @@ def bench_clicks(rounds: int, only: str | None = None) -> None:
     """Warm servers, one browser page per control: interleaved inputs on the app page and its trivial twin."""
     controls = [c for c in CONTROLS if only in (None, c.spec.url_path)]
     with trivial_app() as trivial, serve(ROOT / "app.py") as app, serve(trivial) as reference, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
         pages = {c: open_page(browser, f"{app}{c.spec.url_path}{c.query}") for c in controls}
         twins = {kind: open_page(browser, f"{reference}?kind={kind}") for kind in {c.kind for c in controls}}
         twin_acts = {

@@ -238,7 +238,7 @@ def roads_figure() -> go.Figure:
     fig = grouped_bars(
         MODEL.vocabulary,
         list(ex.road_logits(MODEL).items()),
-        title=f"The 20 logits after {q(ex.CAT)}: Method 1, Method 2 and the swapped noun give the same bars",
+        title=f"20 logits after {q(ex.CAT)}: attention on, and off three ways",
         y_range=None,
         y_title="logit",
         show_values=False,

@@ -43,6 +43,8 @@ MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
+TYPED_OK = "kv_typed_ok"  # each number field's last valid value, put back when a typed one is refused
+TYPED_NOTES = "kv_typed_notes"  # the refused typed value of each field, named under it
 FIELDS_OPEN = "kv_fields_open"
 ENGINE_OPEN = "kv_engine_open"
 CONFIG_OPEN = "kv_config_open"
@@ -444,21 +446,61 @@ def _select(label: str, key: str, help: str, widget: Callable = st.selectbox, **
     widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
 
 
+def _whole(key: str) -> bool:
+    """True for a field that takes whole numbers only (tokens, users), as its default says."""
+    return isinstance(NUMBERS[key].default, int)
+
+
+def typed_value(key: str) -> float | int:
+    """A number field's current value in its own type (a whole-number field's as an int, so the link writes 32768)."""
+    value = st.session_state.get(key, NUMBERS[key].default)
+    return int(value) if _whole(key) else float(value)
+
+
+def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
+    """On a typed or stepped value: keep it if the field can use it, otherwise put the last valid value back and name
+    what was typed (the browser's own checks drop such values without a word, or read 1e308 as 1)."""
+    spec, value = NUMBERS[key], st.session_state.get(key)
+    kept = st.session_state.setdefault(TYPED_OK, {}).get(key, spec.default)
+    notes = st.session_state.setdefault(TYPED_NOTES, {})
+    try:
+        read = lr.read_number(repr(value), spec.low, spec.high, _whole(key))
+    except lr.Refused as refused:
+        notes[key] = lr.typed_refusal(spec.label, value, str(refused), kept)
+        st.session_state[key] = kept
+        return
+    notes.pop(key, None)
+    st.session_state[key] = read
+    if then is not None:
+        then()
+
+
 def _number(key: str, container: object = st, **extra: object) -> None:
     """A number input (a slider for the two fractions) from its NumberSpec; bound to the URL unless `extra` says
-    otherwise."""
+    otherwise.
+
+    A number input has no bounds of its own and takes decimals: the browser then passes every typed value on
+    (bounded or whole-number inputs drop out-of-range values silently and read 1e308 as 1), and `_check_typed`
+    keeps or refuses it by the NumberSpec, naming a refused value under the field.
+    """
     spec = NUMBERS[key]
-    widget = container.slider if key in ("util", "eff", "mfu") else container.number_input
-    widget(
+    common = {"key": key, "help": spec.help, **{"bind": "query-params", **extra}}
+    if key in ("util", "eff", "mfu"):
+        container.slider(spec.label, spec.low, spec.high, spec.default, spec.step, **common)
+        return
+    common.setdefault("format", "%.0f" if _whole(key) else None)
+    then = common.pop("on_change", None)
+    container.number_input(
         spec.label,
-        spec.low,
-        spec.high,
-        spec.default,
-        spec.step,
-        key=key,
-        help=spec.help,
-        **{"bind": "query-params", **extra},
+        value=float(spec.default),
+        step=float(spec.step),
+        on_change=_check_typed,
+        args=(key, then),
+        **common,
     )
+    st.session_state.setdefault(TYPED_OK, {})[key] = typed_value(key)
+    if note := st.session_state.get(TYPED_NOTES, {}).get(key):
+        container.warning(note)
 
 
 def scenario_widgets(kv_help: str) -> dict:
@@ -515,8 +557,9 @@ def scenario_widgets(kv_help: str) -> dict:
             )
     engine_values = {key: st.session_state.get(key, default) for key, default in ENGINE_DEFAULTS.items()}
     _keep_in_link({key: None if value == ENGINE_DEFAULTS[key] else str(value) for key, value in engine_values.items()})
-    keys = ("model", "kv_dtype", "w_bits", "context", "users", "prefix", "gpu", "tp", "price")
-    return {key: st.session_state[key] for key in keys} | engine_values
+    keys = ("model", "kv_dtype", "w_bits", "gpu", "tp")
+    numbers = {key: typed_value(key) for key in ("context", "users", "prefix", "price")}
+    return {key: st.session_state[key] for key in keys} | numbers | engine_values
 
 
 def model_fields(model: str) -> dict:
@@ -717,30 +760,26 @@ def price_widgets() -> None:
     _number("api_out", cols[2], format="%.2f", on_change=_on_price_edit, **kept)
 
 
-def _value(key: str) -> float | int:
-    return st.session_state.get(key, NUMBERS[key].default)
-
-
 def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
     """The workload and the API prices (values kept in the session and the link); a workload the model cannot serve
     (prompt + answer beyond its maximum context) is named by field and the last valid one kept."""
     first = next(iter(serving.api_prices()))
     api = st.session_state.get("api", first)
-    prices = (float(_value("api_in")), float(_value("api_out")))
+    prices = (float(typed_value("api_in")), float(typed_value("api_out")))
     _keep_in_link(
         {
-            key: None if _value(key) == NUMBERS[key].default else str(_value(key))
+            key: None if typed_value(key) == NUMBERS[key].default else str(typed_value(key))
             for key in (*WORKLOAD_KEYS, *PRICE_KEYS)
         }
         | {"api": None if api == first else choices()["api"][1](api)}
     )
     load = serving.Workload(
-        requests_per_minute=float(_value("rpm")),
-        prompt_tokens=int(_value("prompt")),
-        output_tokens=int(_value("answer")),
-        ttft_s=float(_value("ttft")),
-        min_tokens_per_s=float(_value("speed")),
-        hours_per_month=float(_value("hours")),
+        requests_per_minute=float(typed_value("rpm")),
+        prompt_tokens=int(typed_value("prompt")),
+        output_tokens=int(typed_value("answer")),
+        ttft_s=float(typed_value("ttft")),
+        min_tokens_per_s=float(typed_value("speed")),
+        hours_per_month=float(typed_value("hours")),
     )
     total = load.prompt_tokens + load.output_tokens
     if config.exceeds_context(total):

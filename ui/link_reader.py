@@ -44,8 +44,8 @@ def _ascii(raw: str) -> str:
     return text
 
 
-def _bound(x: float) -> str:
-    """A bound as a reader writes it: 10,000,000 or 0.05."""
+def number_text(x: float) -> str:
+    """A number as a reader writes it: 10,000,000, 0.05 or 1e+308."""
     return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
 
 
@@ -59,7 +59,7 @@ def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
     if not math.isfinite(value):
         raise Refused("it is not a finite number")
     if not low <= value <= high:
-        raise Refused(f"it is outside {_bound(low)} … {_bound(high)}")
+        raise Refused(f"it is outside {number_text(low)} … {number_text(high)}")
     if whole and not value.is_integer():
         raise Refused("it is not a whole number")
     return int(value) if whole else value
@@ -195,6 +195,15 @@ def add_notes(page: str, notes: Sequence[str]) -> None:
 def refusal(key: str, raw: str, reason: str, instead: str) -> str:
     """A notice line for a value refused outside `clean` (same form as its own lines)."""
     return _note(key, raw, reason, instead)
+
+
+def typed_refusal(label: str, typed: object, reason: str, kept: float) -> str:
+    """The message under a number field that refused a typed value: the field, the value, why, and the value kept."""
+    shown = number_text(typed) if isinstance(typed, int | float) else typed
+    return (
+        f"**{plain(label, 120)}**: {quoted(shown)} cannot be used: {plain(reason.rstrip('. '), 240)}; "
+        f"the field keeps {plain(number_text(kept))}."
+    )
 
 
 def link_notice(page: str) -> None:

@@ -634,3 +634,69 @@ def test_the_lead_counts_users_per_model_copy_not_fractions_of_a_gpu(at):
     per_copy = int(re.search(r"\((\d+) users per model copy of 1 GPU\)", lead).group(1))
     assert gpus == -(-16 // per_copy) and "users per GPU" not in lead
     assert "at best (full batches)" in lead and "at least" not in lead
+
+
+TYPED_FIELDS = {  # every typed number field of the scenario and the workload, with the section that draws it
+    "context": None,
+    "users": None,
+    "prefix": None,
+    "rpm": "Workload and bill",
+    "prompt": "Workload and bill",
+    "answer": "Workload and bill",
+    "ttft": "Workload and bill",
+    "speed": "Workload and bill",
+    "hours": "Workload and bill",
+}
+
+
+@pytest.mark.parametrize("key", TYPED_FIELDS)
+@pytest.mark.parametrize(
+    ("typed", "shown_as", "reason"),
+    [
+        (1e308, "1e+308", "outside"),
+        (99_999_999_999.0, "99,999,999,999", "outside"),
+        (-5.0, "-5", "outside"),
+    ],  # "inf" and "abc" cannot be typed: the browser's number field refuses the keystrokes (tests/e2e)
+)
+def test_a_bad_typed_number_is_named_under_its_field_and_the_last_scenario_kept(key, typed, shown_as, reason):
+    from ui.kv_cost_state import NUMBERS
+
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["users"] = "8"  # a shared scenario: the link must come through the refusal unchanged
+    app.run()
+    if TYPED_FIELDS[key]:
+        open_section(app, TYPED_FIELDS[key])
+    before, link, kept = metrics(app), dict(app.query_params), app.number_input(key=key).value
+    app.number_input(key=key).set_value(typed).run()
+    assert not app.exception
+    notes = [shown(w.value) for w in app.warning if NUMBERS[key].label in shown(w.value)]
+    assert len(notes) == 1, [w.value for w in app.warning]
+    assert f"“{shown_as}” cannot be used" in notes[0] and reason in notes[0]
+    assert f"the field keeps {kept:,.0f}" in notes[0] or f"the field keeps {kept:g}" in notes[0]
+    assert metrics(app) == before and dict(app.query_params) == link
+    assert app.number_input(key=key).value == kept
+    # a usable value afterwards is taken and the message goes
+    app.number_input(key=key).set_value(NUMBERS[key].default + NUMBERS[key].step).run()
+    assert not [w for w in app.warning if NUMBERS[key].label in shown(w.value)]
+    assert app.number_input(key=key).value == NUMBERS[key].default + NUMBERS[key].step
+
+
+@pytest.mark.parametrize("key", ["context", "users", "prefix", "prompt", "answer"])
+def test_a_fraction_typed_into_a_whole_number_field_is_named(key):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.run()
+    if TYPED_FIELDS[key]:
+        open_section(app, TYPED_FIELDS[key])
+    kept = app.number_input(key=key).value
+    app.number_input(key=key).set_value(2.5).run()
+    assert any("“2.5” cannot be used: it is not a whole number" in shown(w.value) for w in app.warning)
+    assert app.number_input(key=key).value == kept
+
+
+def test_a_typed_whole_number_stays_whole_in_the_link(at):
+    at.number_input(key="context").set_value(65536.0).run()
+    at.number_input(key="context").set_value(-5.0).run()
+    assert at.query_params["context"] == "65536"
+    assert metrics(at)["KV per user"] == gb(
+        kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()[kv.defaults()["gpu"]], context=65536)).kv_per_user
+    )

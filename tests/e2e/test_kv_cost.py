@@ -247,3 +247,31 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
         recipient.close()
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_bad_typed_context_is_named_and_the_headline_kept(server, watch):
+    watch.open(server.url(f"{SPEC.url_path}?context=65536"), SPEC.landmark)
+    before = metric(watch, "KV per user")
+    assert before == gb(
+        kv.plan(presets()["primer-7b"], kv.Deployment(gpu=kv.gpus()[kv.defaults()["gpu"]], context=65536)).kv_per_user
+    )
+    context = watch.page.get_by_label("Context per user T (tokens)", exact=True)
+    for typed, shown in (("1e308", "1e+308"), ("-5", "-5")):
+        context.fill(typed)
+        context.press("Enter")
+        watch.settle()
+        note = watch.page.locator('[data-testid="stAlert"]').filter(has_text="Context per user T (tokens)")
+        note.first.wait_for(timeout=30_000)
+        assert f"“{shown}” cannot be used" in note.first.inner_text()
+        assert "the field keeps 65,536" in note.first.inner_text()
+        assert metric(watch, "KV per user") == before
+        assert context.input_value() == "65536"
+        assert parse_qs(urlparse(watch.page.url).query)["context"] == ["65536"]
+    watch.screenshot("kv_cost-typed-refusal")
+    context.fill("32768")  # a usable value is taken and the message goes
+    context.press("Enter")
+    watch.settle()
+    assert metric(watch, "KV per user") == "17.18 GB"
+    assert watch.page.locator('[data-testid="stAlert"]').filter(has_text="Context per user T (tokens)").count() == 0
+    assert watch.errors == [], watch.errors

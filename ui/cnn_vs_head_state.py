@@ -39,7 +39,7 @@ def read_link() -> None:
     last = len(conv.window_positions(IMAGE_SHAPE, conv.custom_filter_default().shape))
     params = {
         "preset": lr.choice(list(PRESETS)),
-        IMAGE_KEY: lr.text(lambda raw: conv.decode_image(raw, IMAGE_SHAPE), limit=80, instead="the preset is shown"),
+        IMAGE_KEY: lr.Param(_read_image, instead="the preset is shown"),
         "custom": lr.flag(),
         **{f"k{index + 1}": row_check(index) for index in range(len(DEFAULT_ROWS))},
         "slide": lr.choice([*PRIMER_FILTERS, CUSTOM]),
@@ -48,6 +48,16 @@ def read_link() -> None:
     }
     lr.read_link(PAGE, params)
     lr.link_notice(PAGE)
+
+
+def _read_image(raw: str) -> str:
+    """The link's image in its 0/1 form; refused when it cannot be read, adjusted (and named) when a digit above 1
+    had to be read as ink."""
+    checked = lr.text(lambda text: conv.decode_image(text, IMAGE_SHAPE), limit=80).read(raw)
+    image, notes = conv.decode_image(checked, IMAGE_SHAPE)
+    if notes:
+        raise lr.Adjusted(conv.encode_image(image), notes[0], f"used {conv.encode_image(image)}")
+    return checked
 
 
 # --- the image: preset, pixel edits, URL ---------------------------------------------------------------------------
@@ -95,9 +105,7 @@ def _resolve_image(preset: str) -> np.ndarray:
     image = PRESETS[preset]
     if text:
         try:
-            image, notes = conv.decode_image(text)
-            for note in notes:
-                st.warning(f"Image: {note}.", icon=":material/rule:")
+            image, _ = conv.decode_image(text)  # a link's digits above 1 were read, and named, by `read_link`
         except ValueError as error:
             st.warning(
                 f"The image in the link could not be read: {plain(error, 160)}. Showing the last valid image instead."

@@ -25,6 +25,15 @@ class Refused(ValueError):
     """A link value the page cannot use; the message says why in plain words."""
 
 
+class Adjusted(ValueError):
+    """A link value the page can use only once changed: what it uses (`value`, in the widget's form), why, and how
+    to say what is used instead."""
+
+    def __init__(self, value: str, reason: str, instead: str) -> None:
+        super().__init__(reason)
+        self.value, self.instead = value, instead
+
+
 @dataclass(frozen=True)
 class Param:
     """One link parameter: how to read one raw value into the form the widget reads, how many values it may hold,
@@ -148,6 +157,9 @@ def clean(params: Mapping[str, Param], link: Mapping[str, list[str]]) -> tuple[d
         for raw in values if param.many > 1 else values[-1:]:
             try:
                 value = param.read(raw)
+            except Adjusted as adjusted:
+                notes.append(_note(key, raw, str(adjusted), adjusted.instead))
+                value = adjusted.value
             except Refused as error:
                 notes.append(_note(key, raw, str(error), param.instead))
                 continue

@@ -282,9 +282,12 @@ def test_shared_url_restores_every_input():
     assert products.shape == (3, 3)
 
 
-def test_url_image_with_values_above_one_is_clamped_with_a_message():
-    at = open_page(img="00300-00100-00100-00100-00100")
-    assert any("set to 1" in warning.value for warning in at.warning)
+def test_url_image_with_values_above_one_is_clamped_and_named_in_the_one_notice():
+    at = open_page(img="00300-00100-00100-00100-00100", win="99")
+    assert len(at.warning) == 1  # the clamped digits and the refused window stop: one notice
+    notice = shown(at.warning[0].value)
+    assert "**img** = “00300-00100-00100-00100-00100”: 1 pixel value(s) above 1 were set to 1" in notice
+    assert "used 00100-00100-00100-00100-00100." in notice and "**win** = “99”" in notice
     assert np.array_equal(panels(window_figure(at))[0], conv_example().image)
 
 

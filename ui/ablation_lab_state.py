@@ -87,18 +87,18 @@ def read_link() -> None:
             many=len(HEADS),
             instead="that head stays in",
         ),
-        "off": lr.flag(),
-        "prompt": lr.choice([*PROMPTS, OWN]),
+        "off": lr.flag(default=False),
+        "prompt": lr.choice([*PROMPTS, OWN], default=PROMPTS[0]),
         "prompt_text": lr.text(
             lambda text: ex.parse_prompt(MODEL, text),
             limit=MAX_PROMPT_CHARS,
             instead=f"the box's own example “{TYPED_DEFAULT}” is used",
         ),
-        "view": lr.choice(TABS),
-        "beyond": lr.choice(BEYOND),
-        "neuron_mode": lr.choice(["zero", "mean"]),
-        "patch_target": lr.choice(PROMPTS[:8]),
-        "patch_source": lr.choice(PROMPTS[:8]),
+        "view": lr.choice(TABS, default=TABS[0]),
+        "beyond": lr.choice(BEYOND, default=BEYOND[0]),
+        "neuron_mode": lr.choice(["zero", "mean"], default="zero"),
+        "patch_target": lr.choice(PROMPTS[:8], default=PROMPTS[4]),
+        "patch_source": lr.choice(PROMPTS[:8], default=PROMPTS[0]),
     }
     lr.read_link(PAGE, params)
     lr.link_notice(PAGE)

@@ -38,13 +38,13 @@ def read_link() -> None:
 
     last = len(conv.window_positions(IMAGE_SHAPE, conv.custom_filter_default().shape))
     params = {
-        "preset": lr.choice(list(PRESETS)),
+        "preset": lr.choice(list(PRESETS), default=conv.default_preset()),
         IMAGE_KEY: lr.Param(_read_image, instead="the preset is shown"),
-        "custom": lr.flag(),
+        "custom": lr.flag(default=False),
         **{f"k{index + 1}": row_check(index) for index in range(len(DEFAULT_ROWS))},
-        "slide": lr.choice([*PRIMER_FILTERS, CUSTOM]),
-        WINDOW_KEY: lr.number(1, last, whole=True, instead="the first stop is shown"),
-        "view": lr.choice(STEPS),
+        "slide": lr.choice([*PRIMER_FILTERS, CUSTOM], default=next(iter(PRIMER_FILTERS))),
+        WINDOW_KEY: lr.number(1, last, whole=True, default=1),
+        "view": lr.choice(STEPS, default=STEPS[0]),
     }
     lr.read_link(PAGE, params)
     lr.link_notice(PAGE)

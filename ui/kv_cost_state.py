@@ -282,6 +282,19 @@ def _number_field(key: str) -> tuple[float, float, bool] | None:
     return None
 
 
+def _default_used(key: str) -> str:
+    """What a link notice says the page uses for a refused value of this key: the widget's default, as it shows it."""
+    primer = presets()[PRIMER]
+    name = key.removeprefix("f_")
+    if key.startswith("f_") and name in FIELD_NAMES:
+        return lr.used(getattr(primer, name) if name in ("norm", "bias") else _field_link_form(getattr(primer, name)))
+    if key in NUMBERS:
+        return lr.used(NUMBERS[key].default)
+    firsts = {"kv_dtype": "fp16", "gpu": DEFAULTS["gpu"], "block": ENGINE_DEFAULTS["block"], "tp": AUTO}
+    options, label = choices()[key]
+    return lr.used(label(firsts.get(key, options[0])))
+
+
 BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
 
@@ -298,7 +311,7 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             if option is None:
                 shown = ", ".join(label(o) for o in options[key][0][:8])
                 more = ", …" if len(options[key][0]) > 8 else ""
-                instead = "it is left out" if key == "compare" else "the default is used"
+                instead = "it is left out" if key == "compare" else _default_used(key)
                 notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", instead))
             elif label(option) not in found:
                 found.append(label(option))
@@ -316,14 +329,14 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
         except lr.Refused as refused:
             kind = "whole number" if bounds[2] else "number"
             reason = str(refused) if "outside" in str(refused) else f"{refused}; the page takes a {kind}"
-            notes.append(lr.refusal(key, raw, reason, "the default is used"))
+            notes.append(lr.refusal(key, raw, reason, _default_used(key)))
             return []
         form = r"-?[0-9]+" if bounds[2] else r"-?[0-9]*\.?[0-9]+"  # what Streamlit's int() / float() read alike
         return [raw if re.fullmatch(form, raw) else str(value)]
     if key.startswith("f_") and key[2:] in FIELD_NAMES:  # the two yes/no model fields
         flag = BOOLEANS.get(raw.strip().lower())
         if flag is None:
-            notes.append(lr.refusal(key, raw, "it is not true or false", "the default is used"))
+            notes.append(lr.refusal(key, raw, "it is not true or false", _default_used(key)))
             return []
         return [raw if raw.lower() in ("true", "false") else str(flag).lower()]
     return None

@@ -74,9 +74,20 @@ def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
     return int(value) if whole else value
 
 
-def number(low: float, high: float, whole: bool = False, instead: str = "the default is used") -> Param:
-    """A number parameter in [low, high] (whole numbers only if `whole`), written back as the widget reads it."""
-    return Param(lambda raw: str(read_number(raw, low, high, whole)), instead=instead)
+def used(value: object) -> str:
+    """What a notice says the page uses instead of a refused value: 'used 32,768 instead', 'used FP16 instead'."""
+    shown = number_text(value) if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+    return f"used {shown} instead"
+
+
+def number(
+    low: float, high: float, whole: bool = False, instead: str = "the default is used", default: float | None = None
+) -> Param:
+    """A number parameter in [low, high] (whole numbers only if `whole`), written back as the widget reads it; the
+    notice names `default` as the value used for a refused one, when given."""
+    return Param(
+        lambda raw: str(read_number(raw, low, high, whole)), instead=instead if default is None else used(default)
+    )
 
 
 def _plain_key(text: str) -> str:
@@ -89,9 +100,11 @@ def choice(
     aliases: Mapping[str, str] | None = None,
     many: int = 1,
     instead: str = "the default is used",
+    default: str | None = None,
 ) -> Param:
     """One of `options` (the labels the widget shows and the URL stores), matched loosely; `aliases` maps other
-    spellings (e.g. 'L1H1') to labels. `many` > 1 for a multi-select."""
+    spellings (e.g. 'L1H1') to labels. `many` > 1 for a multi-select. The notice names `default` as the choice
+    used for a refused value, when given."""
     by_plain = {_plain_key(o): o for o in options} | {_plain_key(k): v for k, v in (aliases or {}).items()}
     shown = ", ".join(list(options)[:6]) + (", …" if len(options) > 6 else "")
 
@@ -101,11 +114,12 @@ def choice(
             raise Refused(f"it is not one of the choices ({shown})")
         return found
 
-    return Param(read, many=many, instead=instead)
+    return Param(read, many=many, instead=instead if default is None else used(default))
 
 
-def flag(instead: str = "the default is used") -> Param:
-    """A yes/no switch: 'true'/'false' (also 1/0, yes/no, on/off)."""
+def flag(instead: str = "the default is used", default: bool | None = None) -> Param:
+    """A yes/no switch: 'true'/'false' (also 1/0, yes/no, on/off); the notice names `default` (on/off) as the
+    setting used for a refused value, when given."""
     words = {"true": "true", "1": "true", "yes": "true", "on": "true"}
     words |= {"false": "false", "0": "false", "no": "false", "off": "false"}
 
@@ -114,7 +128,7 @@ def flag(instead: str = "the default is used") -> Param:
             raise Refused("it is not true or false")
         return found
 
-    return Param(read, instead=instead)
+    return Param(read, instead=instead if default is None else used("on" if default else "off"))
 
 
 def text(

@@ -13,6 +13,7 @@ from itertools import permutations
 import numpy as np
 import streamlit as st
 
+from core.kv_generation import PRIMER_7B
 from core.primer import hand_example
 from core.sampling import TEMPERATURE_RANGE
 from core.transformer import Model, hand_model
@@ -45,21 +46,28 @@ def read_link() -> None:
     shapes = {name: values.shape for name, values in primer_values(PRIMER_SENTENCE).items()}
     longest = len(EXAMPLE.prompt) + MAX_EXTRA
     params = {
-        "qkv_sentence": lr.choice(SENTENCES),
-        "qkv_scale": lr.flag(),
-        "qkv_mask": lr.flag(),
-        "qkv_section": lr.choice(SECTIONS),
-        "qkv_step": lr.choice([label for label, _ in STEPS.values()], aliases={k: v[0] for k, v in STEPS.items()}),
-        "qkv_temp": lr.number(*TEMPERATURE_RANGE),
-        "qkv_decoding": lr.choice(("Greedy", "Sample")),
-        "qkv_top_k": lr.number(0, len(EXAMPLE.vocabulary), whole=True),
-        "qkv_top_p": lr.number(0.05, 1.0),
-        "qkv_seed": lr.number(0, 10**6, whole=True),
+        "qkv_sentence": lr.choice(SENTENCES, default=SENTENCES[0]),
+        "qkv_scale": lr.flag(default=True),
+        "qkv_mask": lr.flag(default=True),
+        "qkv_section": lr.choice(SECTIONS, default=SECTIONS[0]),
+        "qkv_step": lr.choice(
+            [label for label, _ in STEPS.values()],
+            aliases={k: v[0] for k, v in STEPS.items()},
+            default=next(iter(STEPS.values()))[0],
+        ),
+        "qkv_temp": lr.number(*TEMPERATURE_RANGE, default=1.0),
+        "qkv_decoding": lr.choice(("Greedy", "Sample"), default="Greedy"),
+        "qkv_top_k": lr.number(0, len(EXAMPLE.vocabulary), whole=True, default=0),
+        "qkv_top_p": lr.number(0.05, 1.0, default=1.0),
+        "qkv_seed": lr.number(0, 10**6, whole=True, default=0),
         "qkv_draws": lr.number(0, MAX_DRAWS, whole=True, instead="no draws are shown"),
-        "qkv_prefill": lr.number(1, len(EXAMPLE.prompt), whole=True),
-        "qkv_extra": lr.number(0, MAX_EXTRA, whole=True),
-        "qkv_gen_step": lr.number(0, longest - 1, whole=True),
-        **{f"qkv_size_{name}": lr.number(1, high, whole=True) for name, high in SIZE_LIMITS.items()},
+        "qkv_prefill": lr.number(1, len(EXAMPLE.prompt), whole=True, default=1),
+        "qkv_extra": lr.number(0, MAX_EXTRA, whole=True, default=0),
+        "qkv_gen_step": lr.number(0, longest - 1, whole=True, default=0),
+        **{
+            f"qkv_size_{name}": lr.number(1, high, whole=True, default=getattr(PRIMER_7B, name))
+            for name, high in SIZE_LIMITS.items()
+        },
         **{
             f"qkv_{name}": lr.text(_matrix_check(shape), instead="the primer's is used")
             for name, shape in shapes.items()

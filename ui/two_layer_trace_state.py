@@ -23,10 +23,12 @@ def read_link(model: Model, views: list[str]) -> None:
             limit=MAX_PROMPT_CHARS,
             instead="the default prompt is traced",
         ),
-        "trace_tau": lr.number(*TAU_RANGE, instead="τ = 1.0 is used"),
-        "trace_layer": lr.choice([f"Layer {i + 1}" for i in range(model.config.n_layers)]),
-        "trace_step": lr.choice([row.step for row in rows], aliases={row.key: row.step for row in rows}),
-        "trace_view": lr.choice(views),
+        "trace_tau": lr.number(*TAU_RANGE, default=1.0),
+        "trace_layer": lr.choice([f"Layer {i + 1}" for i in range(model.config.n_layers)], default="Layer 1"),
+        "trace_step": lr.choice(
+            [row.step for row in rows], aliases={row.key: row.step for row in rows}, default=rows[0].step
+        ),
+        "trace_view": lr.choice(views, default=views[0]),
     }
     lr.read_link(PAGE, params)
     lr.link_notice(PAGE)

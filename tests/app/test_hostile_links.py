@@ -224,3 +224,24 @@ def test_silent_drops_are_named():
     assert "win** = “10”: it is outside 1 … 9" in shown(at.warning[0].value)
     at = open_link("pages/two_layer_trace.py", {"trace_tau": ["inf"]})
     assert "trace_tau** = “inf”: it is not a finite number" in shown(at.warning[0].value)
+
+
+def test_refused_numbers_and_choices_name_the_value_used_instead():
+    """A refused number or choice is followed by the value the page shows in its place, not 'the default'."""
+    cases = [
+        ("pages/kv_cost.py", {"context": ["1e308"]}, "context** = “1e308”", "used 32,768 instead"),
+        ("pages/kv_cost.py", {"gpu": ["zzz"]}, "gpu** = “zzz”", "used H100 SXM instead"),
+        ("pages/kv_cost.py", {"kv_dtype": ["fp99"]}, "kv_dtype** = “fp99”", "used FP16 instead"),
+        ("pages/kv_cost.py", {"f_norm": ["zzz"], "model": ["custom"]}, "f_norm** = “zzz”", "used rmsnorm instead"),
+        ("pages/kv_cost.py", {"f_tied_embeddings": ["maybe"]}, "“maybe”", "used false instead"),
+        ("pages/qkv_walkthrough.py", {"qkv_temp": ["1e308"]}, "qkv_temp** = “1e308”", "used 1 instead"),
+        ("pages/qkv_walkthrough.py", {"qkv_size_T": ["-1"]}, "qkv_size_T** = “-1”", "used 32,768 instead"),
+        ("pages/qkv_walkthrough.py", {"qkv_mask": ["maybe"]}, "qkv_mask** = “maybe”", "used on instead"),
+        ("pages/two_layer_trace.py", {"trace_tau": ["inf"]}, "trace_tau** = “inf”", "used 1 instead"),
+        ("pages/two_layer_trace.py", {"trace_layer": ["Layer 9"]}, "“Layer 9”", "used Layer 1 instead"),
+        ("pages/cnn_vs_head.py", {"win": ["10"]}, "win** = “10”", "used 1 instead"),
+        ("pages/ablation_lab.py", {"neuron_mode": ["half"]}, "neuron_mode** = “half”", "used zero instead"),
+    ]
+    for page, link, named, instead in cases:
+        notice = shown(open_link(page, link).warning[0].value)
+        assert named in notice and instead in notice.split(named)[1].split("\n")[0], (page, notice)

@@ -459,21 +459,30 @@ def _select(label: str, key: str, help: str, widget: Callable = st.selectbox, **
     widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
 
 
+def _spec(key: str) -> NumberSpec:
+    """A number field's NumberSpec: the scenario's own, or a model field's (its limits, the primer's value, step 1)."""
+    if key in NUMBERS:
+        return NUMBERS[key]
+    name = key.removeprefix("f_")
+    label, helptext = FIELD_LABELS[name]
+    return NumberSpec(label, *LIMITS[name], getattr(presets()[PRIMER], name), 1, helptext)
+
+
 def _whole(key: str) -> bool:
-    """True for a field that takes whole numbers only (tokens, users), as its default says."""
-    return isinstance(NUMBERS[key].default, int)
+    """True for a field that takes whole numbers only (tokens, users, model sizes), as its default says."""
+    return isinstance(_spec(key).default, int)
 
 
 def typed_value(key: str) -> float | int:
     """A number field's current value in its own type (a whole-number field's as an int, so the link writes 32768)."""
-    value = st.session_state.get(key, NUMBERS[key].default)
+    value = st.session_state.get(key, _spec(key).default)
     return int(value) if _whole(key) else float(value)
 
 
 def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
     """On a typed or stepped value: keep it if the field can use it, otherwise put the last valid value back and name
     what was typed (the browser's own checks drop such values without a word, or read 1e308 as 1)."""
-    spec, value = NUMBERS[key], st.session_state.get(key)
+    spec, value = _spec(key), st.session_state.get(key)
     kept = st.session_state.setdefault(TYPED_OK, {}).get(key, spec.default)
     notes = st.session_state.setdefault(TYPED_NOTES, {})
     try:
@@ -496,7 +505,7 @@ def _number(key: str, container: object = st, **extra: object) -> None:
     (bounded or whole-number inputs drop out-of-range values silently and read 1e308 as 1), and `_check_typed`
     keeps or refuses it by the NumberSpec, naming a refused value under the field.
     """
-    spec = NUMBERS[key]
+    spec = _spec(key)
     common = {"key": key, "help": spec.help, **{"bind": "query-params", **extra}}
     if key in ("util", "eff", "mfu"):
         container.slider(spec.label, spec.low, spec.high, spec.default, spec.step, **common)
@@ -585,7 +594,10 @@ def model_fields(model: str) -> dict:
         with box:
             _field_widgets()
     primer = presets()[PRIMER]
-    values = {name: st.session_state.get(key, getattr(primer, name)) for name, key in FIELD_KEYS.items()}
+    values = {
+        name: typed_value(key) if name in LIMITS else st.session_state.get(key, getattr(primer, name))
+        for name, key in FIELD_KEYS.items()
+    }
     _fields_in_link(model, values)
     return values
 
@@ -609,8 +621,7 @@ def _field_widgets() -> None:
                 options = list(NORMS if name == "norm" else BIASES)
                 st.selectbox(label, options, options.index(default), **common)
             else:
-                low, high = LIMITS[name]
-                st.number_input(label, low, high, default, 1, **common)
+                _number(key, bind=None, persist_state="session", on_change=on_field_change)
 
 
 def _fields_in_link(model: str, values: dict) -> None:

@@ -700,3 +700,15 @@ def test_a_typed_whole_number_stays_whole_in_the_link(at):
     assert metrics(at)["KV per user"] == gb(
         kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()[kv.defaults()["gpu"]], context=65536)).kv_per_user
     )
+
+
+def test_a_bad_typed_model_field_is_named_and_the_model_kept(at):
+    open_fields(at)
+    before = metrics(at)
+    at.number_input(key="f_n_layers").set_value(1e308).run()
+    assert not at.exception
+    assert any("**Layers L**: “1e+308” cannot be used: it is outside" in shown(w.value) for w in at.warning)
+    assert "the field keeps 32" in shown(next(w.value for w in at.warning if "Layers L" in shown(w.value)))
+    assert metrics(at) == before and at.selectbox(key="model").value == "primer-7b"  # nothing switched to Custom
+    at.number_input(key="f_n_layers").set_value(40.0).run()
+    assert at.selectbox(key="model").value == "custom" and at.query_params["f_n_layers"] == "40"

@@ -27,7 +27,7 @@ def test_a_shared_link_restores_prompt_layer_and_step(server, watch):
         _link(server, trace_prompt="<BOS> the mat is", trace_layer="Layer 2", trace_step="weights"), SPEC.landmark
     )
     page = watch.page
-    assert page.locator(".st-key-trace_prompt input").input_value() == "<BOS> the mat is"
+    expect(page.locator(".st-key-trace_prompt input")).to_have_value("<BOS> the mat is", timeout=30_000)
     page.get_by_text("weights · layer 2: mask + softmax", exact=False).first.wait_for(timeout=30_000)
     headline = page.get_by_text("next token", exact=False).first.inner_text()
     assert "<BOS> the mat is" in headline and "T = 4 tokens" in headline

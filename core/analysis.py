@@ -188,18 +188,20 @@ def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
     slots = (data.slot_sentence, data.slot_position)
     stacked = forward_ablations(model, data.ids, data.lengths, [configuration(r) for r in removed], at=slots)
     logits = stacked["hook_logits"]  # (configurations, slots, V)
-    probs = softmax(logits, axis=-1)
     top = logits.argmax(axis=-1)
-    copula, held = data.slot_copula, data.slot_copula & data.slot_held_out
-    right_class = (top[:, :, None] == data.slot_class[None]).any(axis=2) & copula
-    classes = np.where(copula[:, None], data.slot_class, 0)
+    copula = data.slot_copula
+    # The class scores need only the copula slots: softmax and class checks on those rows alone.
+    probs = softmax(logits[:, copula], axis=-1)
+    classes = data.slot_class[copula]
+    right_class = (top[:, copula, None] == classes[None]).any(axis=2)
+    held = data.slot_held_out[copula]
     mass = np.take_along_axis(probs, np.broadcast_to(classes, (len(removed), *classes.shape)), axis=2).sum(axis=2)
     return Sweep(
         removed=removed,
         rule_accuracy=right_class[:, held].mean(axis=1),
         bigram_top1=(top[:, ~copula] == data.slot_target[~copula]).mean(axis=1),
-        copula_class_accuracy=right_class[:, copula].mean(axis=1),
-        copula_class_mass=mass[:, copula].mean(axis=1),
+        copula_class_accuracy=right_class.mean(axis=1),
+        copula_class_mass=mass.mean(axis=1),
         attention_on_subject=np.stack(
             [copula_attention({k: v[c] for k, v in stacked.items()}, data).mean(axis=0) for c in range(len(removed))]
         ),

@@ -195,6 +195,8 @@ def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
     classes = data.slot_class[copula]
     right_class = (top[:, copula, None] == classes[None]).any(axis=2)
     held = data.slot_held_out[copula]
+    sentence, query, key = (data.slot_sentence, data.slot_position, data.slot_subject_position)
+    sentence, query, key = sentence[copula], query[copula], key[copula]  # copula query, subject-noun key
     mass = np.take_along_axis(probs, np.broadcast_to(classes, (len(removed), *classes.shape)), axis=2).sum(axis=2)
     return Sweep(
         removed=removed,
@@ -203,7 +205,11 @@ def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
         copula_class_accuracy=right_class.mean(axis=1),
         copula_class_mass=mass.mean(axis=1),
         attention_on_subject=np.stack(
-            [copula_attention({k: v[c] for k, v in stacked.items()}, data).mean(axis=0) for c in range(len(removed))]
+            [
+                stacked[f"{prefix}.hook_pattern"][:, sentence, :, query, key].mean(axis=0)[stacked[f"{prefix}.history"]]
+                for prefix in (f"blocks.{layer}.attn" for layer in range(model.config.n_layers))
+            ],
+            axis=1,
         ),
         n_bigram_slots=int((~copula).sum()),
         n_copula_slots=int(copula.sum()),

@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from core.attention import attend, product_for, softmax
+from core.attention import attend, causal_mask, product_for, softmax
 from core.primer import hand_example
 
 Trace = Mapping[str, np.ndarray]
@@ -275,8 +275,9 @@ def forward_ablations(
     at: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Several head ablations of one batch in one stacked pass: logits (configurations, batch, T, V), or
-    (configurations, rows, V) for the (sentence, position) rows `at`, and every layer's attention pattern
-    (configurations, batch, head, query, key): the values `forward` gives for each, to rounding.
+    (configurations, rows, V) for the (sentence, position) rows `at`, and every layer's attention pattern once per
+    distinct history (histories, batch, head, query, key) with `…attn.history` naming each configuration's row of it:
+    the values `forward` gives for each, to rounding.
 
     Only `zero_heads` and `attention="off"` are accepted (the ablation sweep's interventions). Configurations that
     ablate the same heads up to a layer share that layer's work: the first layer's attention runs once, and each
@@ -288,6 +289,9 @@ def forward_ablations(
     config, p = model.config, model.params
     (batch, T), h, d_head, d_model = np.shape(ids), config.n_heads, config.d_head, config.d_model
     padding = _padding(lengths, batch, T)
+    allowed = causal_mask(T)[None, None]  # (batch, head, query, key), the same for every history
+    if padding is not None:
+        allowed = allowed & ~padding[:, None, None, :] | np.eye(T, dtype=bool)  # as `attend` masks padded keys
     resid = _embed(model, ids, None)[None]  # (histories, batch, T, d_model): one history before the first layer
     if config.positions:
         resid = resid + sinusoidal_positions(T, d_model)
@@ -296,16 +300,20 @@ def forward_ablations(
     for layer in range(config.n_layers):
         prefix, last = f"blocks.{layer}", layer == config.n_layers - 1
         before = list(dict.fromkeys(history))
-        flat = resid.reshape(-1, T, d_model)
-        normed = _norm(model, f"{prefix}.ln1", flat, {})
+        normed = _norm(model, f"{prefix}.ln1", resid, {})
         W = np.concatenate([p[f"{prefix}.attn.W_{name}"] for name in "QKV"], axis=1)
         b = np.concatenate([p[f"{prefix}.attn.b_{name}"] for name in "QKV"]) if config.biases else 0.0
-        lanes = [np.swapaxes(x.reshape(len(flat), T, h, d_head), 1, 2) for x in np.split(normed @ W + b, 3, axis=-1)]
-        key_padding = None if padding is None else np.tile(padding, (len(before), 1))[:, None, :]
-        steps = attend(*lanes, key_padding=key_padding)
-        pattern = steps["pattern"].reshape(len(before), batch, h, T, T)
-        out[f"{prefix}.attn.hook_pattern"] = pattern[[before.index(k) for k in history]]
-        concat = np.swapaxes(steps["z"], 1, 2).reshape(len(before), batch, T, h * d_head)
+        # (histories, batch, head, T, d_head) for q, k and v; then `attend`'s steps, in place on one array.
+        q, k, v = np.moveaxis((normed @ W + b).reshape(len(before), batch, T, 3, h, d_head), (3, 4), (0, 3))
+        pattern = q @ np.swapaxes(k, -1, -2)
+        np.divide(pattern, np.sqrt(d_head), out=pattern)
+        np.copyto(pattern, -np.inf, where=~allowed)
+        pattern -= pattern.max(axis=-1, keepdims=True)
+        np.exp(pattern, out=pattern)
+        pattern /= pattern.sum(axis=-1, keepdims=True)
+        out[f"{prefix}.attn.hook_pattern"] = pattern
+        out[f"{prefix}.attn.history"] = np.array([before.index(k) for k in history])
+        concat = np.swapaxes(pattern @ v, 2, 3).reshape(len(before), batch, T, h * d_head)
         if last and at is not None:
             concat, resid = concat[:, at[0], at[1]], resid[:, at[0], at[1]]
         history = [(*k, _layer_ablation(i, layer)) for k, i in zip(history, interventions, strict=True)]

@@ -198,14 +198,17 @@ def erf(x: np.ndarray) -> np.ndarray:
     grid (truncation error below 1e-18, |step| ≤ 1/256). Beyond 6, erf is ±1 in float64, which is the table's last
     entry, so clamping |x| to 6 is exact."""
     x = np.asarray(x, dtype=np.float64)
-    a = np.minimum(np.abs(x), _ERF_END)
-    index = np.rint(np.nan_to_num(a) * _ERF_STEP).astype(np.intp)  # NaN reads row 0; its step keeps it NaN
-    step = a - index * (1.0 / _ERF_STEP)
-    result = _ERF_TABLE_T[-1].take(index)  # one term at a time: a gather from a contiguous row is cheap
+    a = np.abs(x.ravel())  # one flat array even for a scalar, so every step below can work in place
+    index = np.fmin(a, _ERF_END)  # NaN reads the table's last row; its step below keeps it NaN
+    index *= _ERF_STEP
+    index = np.rint(index, out=index).astype(np.intp)
+    step = np.minimum(a, _ERF_END, out=a)
+    step -= index * (1.0 / _ERF_STEP)
+    result = _ERF_TABLE_T[-1].take(index, mode="clip")  # one term at a time: a gather from a contiguous row is cheap
     for k in range(_ERF_TERMS - 2, -1, -1):
         result *= step
-        result += _ERF_TABLE_T[k].take(index)
-    return np.copysign(result, x)
+        result += _ERF_TABLE_T[k].take(index, mode="clip")  # every index lies in the table: no bounds check
+    return np.copysign(result, x.ravel(), out=result).reshape(x.shape)[()]
 
 
 def gelu(z: np.ndarray) -> np.ndarray:

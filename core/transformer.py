@@ -169,7 +169,11 @@ def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float = 
     average = np.full((x.shape[-1], 1), 1.0 / x.shape[-1])  # row means as a matmul: 3× faster than .mean on 6 columns
     centred = x - x @ average
     variance = (centred * centred) @ average
-    return centred / np.sqrt(variance + eps) * gamma + beta
+    variance += eps
+    centred /= np.sqrt(variance, out=variance)  # in place from here: the same values, no temporaries
+    centred *= gamma
+    centred += beta
+    return centred
 
 
 _ERF_STEP, _ERF_END, _ERF_TERMS = 128, 6.0, 7  # grid 1/128 on [0, 6], Taylor terms per grid point

@@ -293,7 +293,8 @@ def forward_ablations(
     Only `zero_heads` and `attention="off"` are accepted (the ablation sweep's interventions). Configurations that
     ablate the same heads up to a layer share that layer's work: the first layer's attention runs once, and each
     later step runs once per distinct history, all of them stacked on a leading axis (one array operation, not one
-    per configuration). After the last attention only the rows `at` are carried on, the MLP being position-wise.
+    per configuration). After the last attention only the rows `at` are carried on, the MLP being position-wise, and
+    of rows with the same tokens up to their position only one (causal attention gives them the same values).
     """
     if any(i.attention == "deleted" or i.head_outputs or i.neurons for i in interventions):
         raise ValueError("forward_ablations takes only zero_heads and attention='off' interventions")
@@ -306,6 +307,12 @@ def forward_ablations(
     resid = _embed(model, ids, None)[None]  # (histories, batch, T, d_model): one history before the first layer
     if config.positions:
         resid = resid + sinusoidal_positions(T, d_model)
+    if at is not None:
+        # Rows with the same tokens up to their position hold the same values at every layer (causal attention):
+        # past the last attention each distinct prefix is carried once, and the logits are spread back at the end.
+        prefixes = np.where(np.arange(T) <= np.asarray(at[1])[:, None], np.asarray(ids)[at[0]], -1)
+        _, first, spread = np.unique(prefixes, axis=0, return_index=True, return_inverse=True)
+        rows, spread = (np.asarray(at[0])[first], np.asarray(at[1])[first]), spread.ravel()
     history = [()] * len(interventions)  # each configuration's interventions so far, one entry per layer
     out: dict[str, np.ndarray] = {}
     for layer in range(config.n_layers):
@@ -326,7 +333,7 @@ def forward_ablations(
         out[f"{prefix}.attn.history"] = np.array([before.index(k) for k in history])
         concat = np.swapaxes(pattern @ v, 2, 3).reshape(len(before), batch, T, h * d_head)
         if last and at is not None:
-            concat, resid = concat[:, at[0], at[1]], resid[:, at[0], at[1]]
+            concat, resid = concat[:, rows[0], rows[1]], resid[:, rows[0], rows[1]]
         history = [(*k, _layer_ablation(i, layer)) for k, i in zip(history, interventions, strict=True)]
         after = list(dict.fromkeys(history))
         parents = [before.index(k[:-1]) for k in after]
@@ -345,7 +352,8 @@ def forward_ablations(
     if config.readout:
         logits = _norm(model, "ln_final", resid, {}) @ p["E"].T
         order = [after.index(k) for k in history]
-        out["hook_logits"] = logits if order == list(range(len(after))) else logits[order]
+        logits = logits if order == list(range(len(after))) else logits[order]
+        out["hook_logits"] = logits if at is None else logits[:, spread]
     return out
 
 

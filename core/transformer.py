@@ -310,9 +310,9 @@ def forward_ablations(
     if at is not None:
         # Rows with the same tokens up to their position hold the same values at every layer (causal attention):
         # past the last attention each distinct prefix is carried once, and the logits are spread back at the end.
-        prefixes = np.where(np.arange(T) <= np.asarray(at[1])[:, None], np.asarray(ids)[at[0]], -1)
-        _, first, spread = np.unique(prefixes, axis=0, return_index=True, return_inverse=True)
-        rows, spread = (np.asarray(at[0])[first], np.asarray(at[1])[first]), spread.ravel()
+        prefix = _prefix_codes(np.asarray(ids), config.vocab_size)[at[0], at[1]]
+        _, first, spread = np.unique(prefix, return_index=True, return_inverse=True)
+        rows = (np.asarray(at[0])[first], np.asarray(at[1])[first])
     history = [()] * len(interventions)  # each configuration's interventions so far, one entry per layer
     out: dict[str, np.ndarray] = {}
     for layer in range(config.n_layers):
@@ -355,6 +355,17 @@ def forward_ablations(
         logits = logits if order == list(range(len(after))) else logits[order]
         out["hook_logits"] = logits if at is None else logits[:, spread]
     return out
+
+
+def _prefix_codes(ids: np.ndarray, vocab_size: int) -> np.ndarray:
+    """(batch, T) integers, equal exactly where two rows hold the same tokens up to the same position (one small
+    sort a step; each position's codes follow the previous position's, so no two positions share one)."""
+    codes = np.empty(ids.shape, dtype=np.int64)
+    codes[:, 0] = ids[:, 0]
+    for position in range(1, ids.shape[1]):
+        distinct = np.unique(codes[:, position - 1] * vocab_size + ids[:, position], return_inverse=True)[1]
+        codes[:, position] = codes[:, position - 1].max() + 1 + distinct.ravel()
+    return codes
 
 
 def _layer_ablation(intervention: Intervention, layer: int) -> str | frozenset[int]:

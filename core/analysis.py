@@ -187,11 +187,11 @@ def ablation_sweep(model: Model, data: Corpus | None = None) -> Sweep:
     removed = (*head_subsets(model.config), None)
     slots = (data.slot_sentence, data.slot_position)
     stacked = forward_ablations(model, data.ids, data.lengths, [configuration(r) for r in removed], at=slots)
-    logits = stacked["hook_logits"]  # (configurations, slots, V)
-    top = logits.argmax(axis=-1)
+    logits, row = stacked["hook_logits"], stacked["row"]  # (configurations, distinct slots, V), each slot's row
+    top = logits.argmax(axis=-1)[:, row]
     copula = data.slot_copula
     # The class scores need only the copula slots: softmax and class checks on those rows alone.
-    probs = softmax(logits[:, copula], axis=-1)
+    probs = softmax(logits[:, row[copula]], axis=-1)
     classes = data.slot_class[copula]
     right_class = (top[:, copula, None] == classes[None]).any(axis=2)
     held = data.slot_held_out[copula]

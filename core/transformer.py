@@ -286,7 +286,8 @@ def forward_ablations(
     at: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Several head ablations of one batch in one stacked pass: logits (configurations, batch, T, V), or
-    (configurations, rows, V) for the (sentence, position) rows `at`, and every layer's attention pattern once per
+    (configurations, distinct rows, V) for the (sentence, position) rows `at` with `row` giving each of them its
+    distinct row (rows with the same prefix share one), and every layer's attention pattern once per
     distinct history (histories, batch, head, query, key) with `…attn.history` naming each configuration's row of it:
     the values `forward` gives for each, to rounding.
 
@@ -309,7 +310,7 @@ def forward_ablations(
         resid = resid + sinusoidal_positions(T, d_model)
     if at is not None:
         # Rows with the same tokens up to their position hold the same values at every layer (causal attention):
-        # past the last attention each distinct prefix is carried once, and the logits are spread back at the end.
+        # past the last attention each distinct prefix is carried once.
         prefix = _prefix_codes(np.asarray(ids), config.vocab_size)[at[0], at[1]]
         _, first, spread = np.unique(prefix, return_index=True, return_inverse=True)
         rows = (np.asarray(at[0])[first], np.asarray(at[1])[first])
@@ -353,7 +354,9 @@ def forward_ablations(
         logits = _norm(model, "ln_final", resid, {}) @ p["E"].T
         order = [after.index(k) for k in history]
         logits = logits if order == list(range(len(after))) else logits[order]
-        out["hook_logits"] = logits if at is None else logits[:, spread]
+        out["hook_logits"] = logits
+        if at is not None:
+            out["row"] = spread.ravel()  # each row of `at`'s row of hook_logits
     return out
 
 

@@ -294,8 +294,8 @@ def forward_ablations(
     Only `zero_heads` and `attention="off"` are accepted (the ablation sweep's interventions). Configurations that
     ablate the same heads up to a layer share that layer's work: the first layer's attention runs once, and each
     later step runs once per distinct history, all of them stacked on a leading axis (one array operation, not one
-    per configuration). After the last attention only the rows `at` are carried on, the MLP being position-wise, and
-    of rows with the same tokens up to their position only one (causal attention gives them the same values).
+    per configuration). Rows with the same tokens up to their position are carried once (causal attention gives
+    them the same values), and after the last attention only the rows `at`, the MLP being position-wise.
     """
     if any(i.attention == "deleted" or i.head_outputs or i.neurons for i in interventions):
         raise ValueError("forward_ablations takes only zero_heads and attention='off' interventions")
@@ -308,12 +308,14 @@ def forward_ablations(
     resid = _embed(model, ids, None)[None]  # (histories, batch, T, d_model): one history before the first layer
     if config.positions:
         resid = resid + sinusoidal_positions(T, d_model)
-    if at is not None:
-        # Rows with the same tokens up to their position hold the same values at every layer (causal attention):
-        # past the last attention each distinct prefix is carried once.
-        prefix = _prefix_codes(np.asarray(ids), config.vocab_size)[at[0], at[1]]
-        _, first, spread = np.unique(prefix, return_index=True, return_inverse=True)
-        rows = (np.asarray(at[0])[first], np.asarray(at[1])[first])
+    # Rows with the same tokens up to their position hold the same values at every layer (causal attention): all
+    # but attention itself runs once per distinct prefix, on (histories, distinct rows, d_model).
+    codes = _prefix_codes(np.asarray(ids), config.vocab_size).ravel()
+    _, first, spread = np.unique(codes, return_index=True, return_inverse=True)
+    spread = spread.ravel()
+    resid = resid.reshape(1, batch * T, d_model)[:, first]
+    if at is not None:  # after the last attention, only the distinct rows of `at` are carried on
+        kept, row = np.unique(spread[np.asarray(at[0]) * T + np.asarray(at[1])], return_inverse=True)
     history = [()] * len(interventions)  # each configuration's interventions so far, one entry per layer
     out: dict[str, np.ndarray] = {}
     for layer in range(config.n_layers):
@@ -323,7 +325,8 @@ def forward_ablations(
         W = np.concatenate([p[f"{prefix}.attn.W_{name}"] for name in "QKV"], axis=1)
         b = np.concatenate([p[f"{prefix}.attn.b_{name}"] for name in "QKV"]) if config.biases else 0.0
         # (histories, batch, head, T, d_head) for q, k and v; then `attend`'s steps, in place on one array.
-        q, k, v = np.moveaxis((normed @ W + b).reshape(len(before), batch, T, 3, h, d_head), (3, 4), (0, 3))
+        projected = (normed @ W + b)[:, spread]
+        q, k, v = np.moveaxis(projected.reshape(len(before), batch, T, 3, h, d_head), (3, 4), (0, 3))
         pattern = q @ np.swapaxes(k, -1, -2)
         np.divide(pattern, np.sqrt(d_head), out=pattern)
         np.copyto(pattern, -np.inf, where=~allowed)
@@ -332,9 +335,9 @@ def forward_ablations(
         pattern /= pattern.sum(axis=-1, keepdims=True)
         out[f"{prefix}.attn.hook_pattern"] = pattern
         out[f"{prefix}.attn.history"] = np.array([before.index(k) for k in history])
-        concat = np.swapaxes(pattern @ v, 2, 3).reshape(len(before), batch, T, h * d_head)
+        concat = np.swapaxes(pattern @ v, 2, 3).reshape(len(before), batch * T, h * d_head)[:, first]
         if last and at is not None:
-            concat, resid = concat[:, rows[0], rows[1]], resid[:, rows[0], rows[1]]
+            concat, resid = concat[:, kept], resid[:, kept]
         history = [(*k, _layer_ablation(i, layer)) for k, i in zip(history, interventions, strict=True)]
         after = list(dict.fromkeys(history))
         parents = [before.index(k[:-1]) for k in after]
@@ -354,9 +357,10 @@ def forward_ablations(
         logits = _norm(model, "ln_final", resid, {}) @ p["E"].T
         order = [after.index(k) for k in history]
         logits = logits if order == list(range(len(after))) else logits[order]
-        out["hook_logits"] = logits
-        if at is not None:
-            out["row"] = spread.ravel()  # each row of `at`'s row of hook_logits
+        if at is None:
+            out["hook_logits"] = logits[:, spread].reshape(len(history), batch, T, -1)
+        else:
+            out["hook_logits"], out["row"] = logits, row.ravel()  # each row of `at`: its row of hook_logits
     return out
 
 

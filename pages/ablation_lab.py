@@ -2,10 +2,12 @@
 
 Thin page: the bench's controls, bound to the URL (ui/ablation_lab_state.py) -> core.analysis / core.experiments,
 cached on small keys -> the bench read-out and the open tab's figures and annotations (ui/ablation_lab.py). Only the
-open tab is drawn. Default state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
+open tab is drawn, and a switch reruns only the bench and the tab (a fragment), not the fixed text above. Default
+state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
 """
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from ui import ablation_lab as lab
 from ui import leads
@@ -16,20 +18,21 @@ from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
 st.markdown(leads.our_model())
+lead = leads.slot()
+leads.words("ablation_lab")
+st.markdown(
+    f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
+    f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
+    f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; "
+    "the tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
+)
+lab.method_box()
 
 
 @st.fragment
-def workbench() -> None:
-    """The lead, the bench's controls, its read-out and the open tab: a switch or a tab reruns only this part."""
-    lead = leads.slot()
-    leads.words("ablation_lab")
-    st.markdown(
-        f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
-        f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
-        f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; "
-        "the tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
-    )
-    lab.method_box()
+def workbench(lead: DeltaGenerator) -> None:
+    """The bench's controls, its read-out, the lead above (written in place) and the open tab: a switch or a tab
+    reruns only this part, not the page's fixed text."""
     setting = controls()
     lead.markdown(leads.ablation(setting.name, setting.removed, setting.off, lab.sweep()))
     lab.bench(setting)
@@ -40,4 +43,4 @@ def workbench() -> None:
                 view(setting)
 
 
-workbench()
+workbench(lead)

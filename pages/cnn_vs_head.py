@@ -1,11 +1,15 @@
 """CNN vs head (primer §1 and Appendix B): a convolution filter's fixed 3×3 window next to an attention head's.
 
 Thin page: the inputs (ui/cnn_vs_head_state.py) -> Appendix B's network (core.conv, one cached trace) -> the open
-step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is on.
+step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is on; the
+window's controls and the tabs are one fragment, so moving the window reruns only them.
 """
 
+import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
+from core.conv import ConvTrace
 from ui import cnn_vs_head as views
 from ui import leads
 from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker
@@ -31,20 +35,28 @@ with controls[1]:
     filters = filter_editor()
 trace = views.cached_trace(image, filters)
 lead.markdown(leads.cnn(trace))
-with controls[2]:
-    name, step, number = window_picker(image, filters)
-    views.readout_box(trace)
 
-tabs = st.tabs(views.STEPS, key="view", on_change="rerun", bind="query-params")
-if tabs[0].open:
-    with tabs[0]:
-        views.sliding_window(trace, name, step, number)
-if tabs[1].open:
-    with tabs[1]:
-        views.feature_maps(trace)
-if tabs[2].open:
-    with tabs[2]:
-        views.readout(trace)
-if tabs[3].open:
-    with tabs[3]:
-        views.filter_vs_head(trace, name, step)
+
+@st.fragment
+def windowed(trace: ConvTrace, image: np.ndarray, filters: dict[str, np.ndarray], column: DeltaGenerator) -> None:
+    """The window's controls (in the third column), the read-out and the open step: moving the window or switching
+    the sliding filter reruns only this part, not the image and filter editors above."""
+    with column:
+        name, step, number = window_picker(image, filters)
+        views.readout_box(trace)
+    tabs = st.tabs(views.STEPS, key="view", on_change="rerun", bind="query-params")
+    if tabs[0].open:
+        with tabs[0]:
+            views.sliding_window(trace, name, step, number)
+    if tabs[1].open:
+        with tabs[1]:
+            views.feature_maps(trace)
+    if tabs[2].open:
+        with tabs[2]:
+            views.readout(trace)
+    if tabs[3].open:
+        with tabs[3]:
+            views.filter_vs_head(trace, name, step)
+
+
+windowed(trace, image, filters, controls[2])

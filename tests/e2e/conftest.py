@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -133,6 +133,22 @@ def server() -> Iterator[Server]:
     running.stop()
 
 
+# Counts the messages the server sends (one per element drawn, plus a few per run), so a test can tell a fragment's
+# rerun, which sends only the fragment's elements, from a whole page's.
+COUNT_MESSAGES = """
+(() => {
+  const Socket = window.WebSocket;
+  window.__messagesIn = 0;
+  window.WebSocket = function (...args) {
+    const socket = new Socket(...args);
+    socket.addEventListener("message", () => { window.__messagesIn += 1; });
+    return socket;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, Socket);
+})();
+"""
+
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 390, "height": 844}  # an iPhone 12-14's CSS viewport
 
@@ -144,6 +160,7 @@ class PageWatch:
         self.context = browser.new_context(
             viewport=viewport, accept_downloads=True, has_touch=viewport is PHONE, is_mobile=viewport is PHONE
         )
+        self.context.add_init_script(COUNT_MESSAGES)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("console", self._console)
@@ -191,6 +208,18 @@ class PageWatch:
         self.page.screenshot(path=str(path), full_page=True)
         self.page.set_viewport_size(size)
         return path
+
+    def messages_so_far(self) -> int:
+        """How many messages the server has sent since the page was opened."""
+        return self.page.evaluate("() => window.__messagesIn")
+
+    def messages_for(self, action: Callable[[], None]) -> int:
+        """How many messages the server sent for what `action` did (counted once its rerun has finished)."""
+        before = self.messages_so_far()
+        action()
+        self.settle()
+        self.page.wait_for_timeout(300)  # the run's last messages
+        return self.messages_so_far() - before
 
     def exceptions_on_screen(self) -> int:
         return self.page.locator('[data-testid="stException"]').count()

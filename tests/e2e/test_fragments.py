@@ -1,0 +1,48 @@
+"""Clicks that resend only what they change, in Chromium: the CNN page's window and the ablation lab's head switches
+are fragments, so the server sends the fragment's elements, not the whole page's (counted as the messages the
+browser receives), and what the fragment writes outside itself (the lead above the bench) is rewritten in place."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.navigation import PAGES
+
+CNN = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
+LAB = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")
+
+
+@pytest.mark.e2e
+def test_moving_the_window_resends_only_the_window_and_its_step(warm, watch):
+    watch.open(warm.url(CNN.url_path), CNN.landmark)
+    watch.page.get_by_text("Window 1: the nine products", exact=False).first.wait_for(timeout=30_000)
+    lead = watch.page.locator(".st-key-lead").inner_text()
+    thumb = watch.page.locator(".st-key-win input[type='range']").first
+    thumb.focus()
+    window = watch.messages_for(lambda: thumb.press("ArrowRight"))
+    watch.page.get_by_text("Window 2: the nine products", exact=False).first.wait_for(timeout=30_000)
+    assert "win=2" in watch.page.url
+    assert watch.page.locator(".st-key-lead").inner_text() == lead  # drawn outside the fragment, kept
+    toggle = watch.page.locator("label").filter(has_text="Add my own filter")
+    whole = watch.messages_for(toggle.click)  # a control outside the fragment: the whole page reruns
+    watch.messages_for(toggle.click)
+    assert 0 < window < 0.7 * whole, (window, whole)
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(warm, watch):
+    watch.open(warm.url(LAB.url_path), LAB.landmark)
+    whole = watch.messages_so_far()  # the page's first, whole run
+    assert "L1H1 removed" in watch.page.locator(".st-key-lead").inner_text()
+    sent = watch.messages_for(watch.page.get_by_role("button", name="layer 2, head 2", exact=True).click)
+    fixed = 8  # at least: title, summary, link router, the own-model line, lead box, words, introduction, method box
+    assert 0 < sent <= whole - fixed, (sent, whole)
+    watch.page.wait_for_function(
+        "() => document.querySelector('.st-key-lead')?.innerText.includes('L1H1 + L2H2 removed')", timeout=30_000
+    )
+    assert watch.page.locator(".st-key-lead [data-testid='stMarkdownContainer']").count() == 1  # replaced, not added
+    assert watch.page.get_by_text("Words on this page", exact=False).count() == 1
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

@@ -3,7 +3,7 @@
 Run: .venv/bin/python -m bench.load [--sessions 25]. Starts its own `streamlit run app.py` on 127.0.0.1 and drives it
 with Debian's Chromium (one browser, one context per session). Prints the sessions that saw an error (an exception
 box, a page or console error, or a step that timed out) and the server's resident memory before, at its peak and
-after. A figure to watch, not a pass/fail test.
+after. Target: no session with an app or console error (PASS/MISS); the memory is a figure to watch.
 """
 
 from __future__ import annotations
@@ -160,6 +160,7 @@ def main() -> None:
     for index, script, errors in failed:
         print(f"  session {index} ({script}): {'; '.join(errors[:3])}")
     print(f"server RSS: before {before:.0f} MB, peak {max(watch.peak, after):.0f} MB, after {after:.0f} MB")
+    print(f"target: no session with an app or console error: {'MISS' if app_errors else 'PASS'}")
 
 
 if __name__ == "__main__":

@@ -341,9 +341,12 @@ def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: boo
 
 
 def context_warning(config: ModelConfig, context: int) -> None:
-    """A warning when the context per user is longer than the model's maximum context (the numbers still compute)."""
+    """A warning when the context per user is longer than the model's maximum context (the numbers still compute).
+    Its place is kept while there is no warning (`st.empty`), so one coming or going never shifts the elements below:
+    a shifted chart or table is drawn again from scratch in the browser."""
+    slot = st.empty()
     if config.exceeds_context(context):
-        st.warning(
+        slot.warning(
             f"**{context:,} tokens per user is longer than {config.name}'s maximum context of "
             f"{config.max_context:,} tokens** (max_position_embeddings in its config.json). The memory and cost "
             "below are still computed, but the model as configured cannot hold conversations this long: shorten "
@@ -352,11 +355,13 @@ def context_warning(config: ModelConfig, context: int) -> None:
 
 
 def compared_beyond_context(compared: Compared) -> None:
-    """A note naming the compared models whose maximum context is shorter than the chosen context."""
+    """A note naming the compared models whose maximum context is shorter than the chosen context (its place kept
+    while there is none, like `context_warning`'s)."""
     context = compared[0][2].context
     beyond = [f"{label} ({c.max_context:,})" for label, c, _, _ in compared[1:] if c.exceeds_context(context)]
+    slot = st.empty()
     if beyond:
-        st.caption(f"⚠ Maximum context shorter than {context:,} tokens: {', '.join(beyond)}.")
+        slot.caption(f"⚠ Maximum context shorter than {context:,} tokens: {', '.join(beyond)}.")
 
 
 def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:

@@ -1,6 +1,8 @@
-"""Clicks that resend only what they change, in Chromium: the CNN page's window and the ablation lab's head switches
-are fragments, so the server sends the fragment's elements, not the whole page's (counted as the messages the
-browser receives), and what the fragment writes outside itself (the lead above the bench) is rewritten in place."""
+"""Clicks that resend and redraw only what they change, in Chromium. The CNN page's window and the ablation lab's head
+switches are fragments, so the server sends the fragment's elements, not the whole page's (counted as the messages
+the browser receives), and what the fragment writes outside itself (the lead above the bench) is rewritten in place.
+On the cost page a note that comes and goes keeps its place, so the charts and tables below it are updated where
+they are, not drawn again from scratch (their nodes in the page survive)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ from ui.navigation import PAGES
 
 CNN = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 LAB = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")
+COST = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+MARK = "(selector) => { for (const e of document.querySelectorAll(selector)) e.__kept = true; }"
+KEPT = "(selector) => [...document.querySelectorAll(selector)].map((e) => e.__kept === true)"
 
 
 @pytest.mark.e2e
@@ -44,5 +49,24 @@ def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(war
     )
     assert watch.page.locator(".st-key-lead [data-testid='stMarkdownContainer']").count() == 1  # replaced, not added
     assert watch.page.get_by_text("Words on this page", exact=False).count() == 1
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch):
+    watch.open(warm.url(f"{COST.url_path}?context=32768"), COST.landmark)
+    below = ".st-key-kv-workload .js-plotly-plot, [data-testid='stMain'] [data-testid='stDataFrame']"
+    watch.page.locator(".st-key-kv-workload .js-plotly-plot").wait_for(timeout=30_000)
+    note = watch.page.get_by_text("Maximum context shorter than", exact=False)
+    assert note.count() == 0
+    step_up = watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']")
+    for shown in (1, 0):  # 33,792 tokens: beyond one compared model's maximum, so the note appears; then it goes
+        watch.page.evaluate(MARK, below)
+        (step_up if shown else watch.page.locator(".st-key-context [data-testid='stNumberInputStepDown']")).click()
+        watch.settle()
+        assert note.count() == shown
+        kept = watch.page.evaluate(KEPT, below)
+        assert kept and all(kept), kept
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors

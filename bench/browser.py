@@ -5,7 +5,7 @@ Run: .venv/bin/python -m bench.browser [rounds] [--click | --cold]. Two figures,
 
 - click → changed chart painted: on a warm server, from the input event of each page's main control (its timeStamp,
   read in the page) to the first paint after a chart's SVG changed. Target ≤ 1.5× the trivial page with the same
-  kind of widget.
+  kind of widget. One control at a time: only its page and the trivial page are open while it is measured.
 - cold deep link → first chart painted: a freshly started server and a freshly launched browser, from navigation
   start to the first paint of a plotly chart; on the pages without charts (overview, glossary), of the page's
   heading, against the trivial page's heading. Target ≤ 1.3× the trivial page.
@@ -261,28 +261,33 @@ def report(title: str, target: float, rows: list[tuple[str, list[float], list[fl
 
 
 def bench_clicks(rounds: int, only: str | None = None) -> None:
-    """Warm servers, one browser page per control: interleaved inputs on the app page and its trivial twin."""
+    """Warm servers; one control at a time, with only its page and its trivial twin open (other open pages would
+    keep the two cores busy with their own work): interleaved inputs on the two, in a shuffled order each round."""
     controls = [c for c in CONTROLS if only in (None, c.spec.url_path)]
+    twin_acts = {
+        "select_slider": _slider("w"),
+        "radio": _radio("w", 2),
+        "pills": _pill("w", 2),
+        "number": _stepper("w"),
+    }
+    app_ms: dict[Control, list[float]] = {c: [] for c in controls}
+    twin_ms: dict[Control, list[float]] = {c: [] for c in controls}
     with trivial_app() as trivial, serve(ROOT / "app.py") as app, serve(trivial) as reference, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
-        pages = {c: open_page(browser, f"{app}{c.spec.url_path}{c.query}") for c in controls}
-        twins = {kind: open_page(browser, f"{reference}?kind={kind}") for kind in {c.kind for c in controls}}
-        twin_acts = {
-            "select_slider": _slider("w"),
-            "radio": _radio("w", 2),
-            "pills": _pill("w", 2),
-            "number": _stepper("w"),
-        }
-        for turn in range(2):  # warm-up: caches, plotly's first react of each chart
-            for control in controls:
-                click_ms(pages[control], control.act, turn)
-                click_ms(twins[control.kind], twin_acts[control.kind], turn)
-        app_ms = {c: [] for c in controls}
-        twin_ms = {c: [] for c in controls}
-        for turn in range(rounds):
-            for control in random.sample(controls, len(controls)):
-                app_ms[control].append(click_ms(pages[control], control.act, turn))
-                twin_ms[control].append(click_ms(twins[control.kind], twin_acts[control.kind], turn))
+        for control in controls:
+            pair = {
+                "app": (open_page(browser, f"{app}{control.spec.url_path}{control.query}"), control.act, app_ms),
+                "twin": (open_page(browser, f"{reference}?kind={control.kind}"), twin_acts[control.kind], twin_ms),
+            }
+            for turn in range(2):  # warm-up: caches, plotly's first draw of each chart
+                for page, act, _ in pair.values():
+                    click_ms(page, act, turn)
+            for turn in range(rounds):
+                for side in random.sample(list(pair), 2):
+                    page, act, times = pair[side]
+                    times[control].append(click_ms(page, act, turn))
+            for page, _, _ in pair.values():
+                page.context.close()
         browser.close()
     rows = [(f"{c.spec.title}: {c.name}", app_ms[c], twin_ms[c]) for c in controls]
     report(f"Click → changed chart painted, {rounds} rounds", CLICK_TARGET, rows)

@@ -30,7 +30,7 @@ class OnFirstUse(ModuleType):
 
 
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-SERIALISED_KEPT = 128  # figures whose JSON form is kept (the builders' caches hold about as many)
+SERIALISED_KEPT = 128  # figures whose JSON form is kept (a page draws a few at a time; an evicted one is redone)
 
 
 class Serialised(BaseFigure):

@@ -3,8 +3,8 @@ a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
 core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
-is drawn: the open chart tab, the open section tab below the table (workload, build vs buy, calibration, budget,
-anatomy, sources), the engine settings, model fields and config upload while their expanders are open. Default state =
+is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration, budget,
+anatomy, sources; none until one is picked), the engine settings, model fields and config upload while their expanders are open. Default state =
 the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
@@ -29,7 +29,7 @@ leads.words("kv_cost")
 st.markdown(
     f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "
     "earlier tokens. This page turns the primer's size formula into a deployment plan: memory per GPU, how many "
-    "users fit, how many GPUs you need and what a million generated tokens cost; the tabs below the table plan a "
+    "users fit, how many GPUs you need and what a million generated tokens cost; the sections below the table plan a "
     "workload's monthly bill, weigh it against an API and show how close the time model comes to measured servers. "
     "Every number below follows from "
     "the choices in this box, and the page's address holds all of them: copy the link to share the scenario."
@@ -40,7 +40,7 @@ fields = scenario.model_fields(choice["model"])
 scenario.config_inputs()
 config, deployment = scenario.resolve(choice, fields)
 result = kv.plan(config, deployment)
-load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its tab is closed
+load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its section is closed
 
 with answer:
     st.markdown(leads.kv_cost(config, deployment, result))
@@ -65,23 +65,18 @@ for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
             view(compared)
 
 show.comparison_table(compared)
-work, buy, calibration, budget, anatomy, sources = st.tabs(scenario.SECTIONS, key=scenario.SECTION, on_change="rerun")
-serving_dep = planner.workload_deployment(config, deployment, load, scenario.tp_is_auto())
-if work.open:
-    with work:
-        planner.workload_section(config, serving_dep, load, scenario.tp_is_auto())
-if buy.open:
-    with buy:
-        planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices))
-if calibration.open:
-    with calibration:
-        planner.calibration_section(deployment)
-if budget.open:
-    with budget:
-        show.finance(config, deployment, kv.budget_effects(config, deployment))
-if anatomy.open:
-    with anatomy:
-        show.anatomy(config, deployment, result)
-if sources.open:
-    with sources:
-        show.sources(choice["model"], config, deployment.gpu)
+section = scenario.section_picker()  # none open by default: the page opens on the answer, the planner on a click
+if section == "Workload and bill":
+    auto = scenario.tp_is_auto()
+    planner.workload_section(config, planner.workload_deployment(config, deployment, load, auto), load, auto)
+elif section == "Build vs buy":
+    serving_dep = planner.workload_deployment(config, deployment, load, scenario.tp_is_auto())
+    planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices))
+elif section == "Calibration":
+    planner.calibration_section(deployment)
+elif section == "Budget":
+    show.finance(config, deployment, kv.budget_effects(config, deployment))
+elif section == "Model anatomy":
+    show.anatomy(config, deployment, result)
+elif section == "Sources":
+    show.sources(choice["model"], config, deployment.gpu)

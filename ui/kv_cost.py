@@ -329,7 +329,7 @@ def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: boo
         "$ per 1M output tokens",
         money(result.cost_per_million),
         help="Best case for the load: all users decoding at the full context in full batches, no queueing or idle "
-        "time, at the calibrated speed (an estimate: see the Calibration tab).",
+        "time, at the calibrated speed (an estimate: see the Calibration section).",
     )
     rate = result.tokens_per_second
     speed = f"about {rate:,.0f} tokens/s per copy" if rate else "no batch fits"

@@ -49,7 +49,7 @@ FIELDS_OPEN = "kv_fields_open"
 ENGINE_OPEN = "kv_engine_open"
 CONFIG_OPEN = "kv_config_open"
 SECTION = "kv_section"
-SECTIONS = (  # the tabs below the side-by-side table
+SECTIONS = (  # the planner's sections below the side-by-side table, one drawn at a time
     "Workload and bill",
     "Build vs buy",
     "Calibration",
@@ -173,7 +173,7 @@ NUMBERS = {
         5.0,
         "Kernel launches and synchronisation: paid once per layer by every prefill and every decode step.",
     ),
-    # the workload (drawn in its tab; kept in the session and the link like the engine settings)
+    # the workload (drawn in its section; kept in the session and the link like the engine settings)
     "rpm": NumberSpec(
         "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
     ),
@@ -250,6 +250,7 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "api": ([*serving.api_prices(), CUSTOM], api_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
+        SECTION: (list(SECTIONS), str),
         FIELD_KEYS["norm"]: (list(NORMS), str),
         FIELD_KEYS["bias"]: (list(BIASES), str),
     }
@@ -311,7 +312,7 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             if option is None:
                 shown = ", ".join(label(o) for o in options[key][0][:8])
                 more = ", …" if len(options[key][0]) > 8 else ""
-                instead = "it is left out" if key == "compare" else _default_used(key)
+                instead = {"compare": "it is left out", SECTION: "no section is opened"}.get(key) or _default_used(key)
                 notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", instead))
             elif label(option) not in found:
                 found.append(label(option))
@@ -380,7 +381,7 @@ def read_link(page: Path) -> None:
         if key in link:
             raw = link[key][-1]
             st.session_state[key] = float(raw) if key != "block" else match_choice(raw, *choices()["block"])
-    for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their tabs: kept in the session like the engine's
+    for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their sections: kept in the session like the engine's
         if key in link:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
     if "api" in link:
@@ -575,7 +576,7 @@ def scenario_widgets(kv_help: str) -> dict:
             _number("overhead", cols[1], **kept)
             cols[2].caption(
                 "MBU, MFU and the fixed cost start at the values fitted on the published measurements in the "
-                "Calibration tab; change them to see how every time and cost below moves."
+                "Calibration section; change them to see how every time and cost below moves."
             )
     engine_values = {key: st.session_state.get(key, default) for key, default in ENGINE_DEFAULTS.items()}
     _keep_in_link({key: None if value == ENGINE_DEFAULTS[key] else str(value) for key, value in engine_values.items()})
@@ -704,6 +705,23 @@ def compare_widget() -> tuple[ModelConfig, ...]:
     return tuple(presets()[key] for key in st.session_state["compare"])
 
 
+def section_picker() -> str | None:
+    """The planner's sections as one row of buttons below the table, bound to the link; returns the picked one, or None
+    (the default: the page opens on its answer, and only a picked section is drawn)."""
+    picked = st.segmented_control(
+        "Plan further",
+        SECTIONS,
+        key=SECTION,
+        bind="query-params",
+        help="Workload and bill: GPUs and the monthly bill for your traffic. Build vs buy: the same traffic against "
+        "an API's prices. Calibration: the time model against measured servers. Budget: what each lever saves. "
+        "Model anatomy: where the bytes go. Sources: where every figure comes from.",
+    )
+    if picked is None:
+        st.caption("Pick a section to open it below; the link then opens it too.")
+    return picked
+
+
 # --------------------------------------------------------------------------------------------------- validation
 def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
     """The scenario's model and deployment; an inconsistent one is named in an error and the last valid one kept."""
@@ -750,7 +768,7 @@ def tp_is_auto() -> bool:
 
 
 def workload_widgets() -> None:
-    """The workload's fields in three columns; drawn only while their tab is open (values kept in the session)."""
+    """The workload's fields in three columns; drawn only while their section is open (values kept in the session)."""
     kept = {"bind": None, "persist_state": "session"}
     for row in (WORKLOAD_KEYS[:3], WORKLOAD_KEYS[3:]):  # row by row, so a phone stacks them in reading order
         for col, key in zip(st.columns(3), row, strict=True):

@@ -216,7 +216,7 @@ def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv
         preset = sv.api_prices()[api]
         st.caption(f"{preset.provider} list price as of {preset.date}: {preset.source}")
     if sizing is None:
-        st.info("Self-hosting has no plan for this workload (see the Workload tab), so there is nothing to compare.")
+        st.info("Self-hosting has no plan for this workload (see Workload and bill), so there is nothing to compare.")
         return
     price_in, price_out = prices
     even = _even(sizing, load, price_in, price_out)
@@ -386,7 +386,7 @@ def _capacities() -> pa.Table:
 
 
 def calibration_sources() -> list[str]:
-    """Source lines for the Sources tab: the measurements, the API prices and the measured models' configs."""
+    """Source lines for the Sources section: the measurements, the API prices and the measured models' configs."""
     measured: dict[str, list[cal.Point]] = {}
     for point in cal.points():
         measured.setdefault(point.source, []).append(point)

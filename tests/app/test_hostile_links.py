@@ -98,6 +98,7 @@ PAGES = {
         "prompt",
         "ttft",
         "hours",
+        "kv_section",
     ],
 }
 # A link or image in markdown syntax, or an angle-bracket autolink, to the payload's host: escaped characters cannot

@@ -64,6 +64,12 @@ def at() -> AppTest:
     return app
 
 
+@pytest.fixture
+def work(at: AppTest) -> AppTest:
+    """The default page with the planner's Workload and bill section open."""
+    return open_section(at, "Workload and bill")
+
+
 def gb(n_bytes: float) -> str:
     return f"{n_bytes / 1e9:,.2f} GB"
 
@@ -444,7 +450,7 @@ def test_an_edited_field_survives_closing_and_reopening_and_stays_in_the_link(at
 
 
 def test_sections_below_the_table_are_drawn_when_opened(at):
-    assert "Parameters computed from the config" not in metrics(at)  # only the open tab (the workload) is drawn
+    assert "Parameters computed from the config" not in metrics(at)  # only a picked section is drawn
     open_section(at, "Sources")
     text = "\n".join(m.value for m in at.markdown)
     assert "**Sources of every preset figure and default**" in text and "**Doubling the context**" not in text
@@ -490,8 +496,30 @@ def workload_dep(**changes) -> kv.Deployment:
     return replace(kv.Deployment(gpu=kv.gpus()["h100-sxm"]), **changes)
 
 
-def test_workload_plan_matches_the_engine(at):
-    assert at.session_state[SECTION] == "Workload and bill"  # the first tab, open by default
+def test_the_page_opens_on_the_answer_with_no_planner_section_drawn(at):
+    assert at.session_state[SECTION] is None and "kv_section" not in at.query_params
+    assert "Monthly GPU bill (best case)" not in metrics(at) and not any(n.key == "rpm" for n in at.number_input)
+    assert "Pick a section to open it below; the link then opens it too." in captions(at)
+    open_section(at, "Workload and bill")
+    assert "Monthly GPU bill (best case)" in metrics(at)  # the browser writes it into the link (tests/e2e)
+
+
+def test_a_link_opens_its_planner_section_and_an_unknown_one_is_named():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params["kv_section"] = "calibration"  # a plain form, as typed by hand
+    app.run()
+    assert not app.exception and app.session_state[SECTION] == "Calibration"
+    assert any(t.value.startswith("Median error") or "Median error" in t.value for t in app.markdown)
+    bad = AppTest.from_file(PAGE, default_timeout=60)
+    bad.query_params["kv_section"] = "<b>bill</b>"
+    bad.run()
+    assert not bad.exception and bad.session_state[SECTION] is None
+    note = next(shown(w.value) for w in bad.warning if "kv_section" in shown(w.value))
+    assert "it is not one of the choices (Workload and bill, Build vs buy" in note and "no section is opened" in note
+
+
+def test_workload_plan_matches_the_engine(work):
+    at = work
     sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     shown = metrics(at)
     assert shown["GPUs for this workload"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
@@ -504,7 +532,8 @@ def test_workload_plan_matches_the_engine(at):
     assert "the fewest GPUs that hold the model and one request, chosen by the page" in text
 
 
-def test_workload_fields_change_the_bill_and_live_in_the_link(at):
+def test_workload_fields_change_the_bill_and_live_in_the_link(work):
+    at = work
     at.number_input(key="rpm").set_value(6000.0).run()
     at.number_input(key="answer").set_value(500).run()
     load = sv.Workload(requests_per_minute=6000.0, output_tokens=500)
@@ -513,7 +542,7 @@ def test_workload_fields_change_the_bill_and_live_in_the_link(at):
     open_section(at, "Calibration")  # the workload's fields are no longer drawn ...
     assert at.query_params["rpm"] == "6000.0" and at.query_params["answer"] == "500"  # ... but stay in the link
     shared = AppTest.from_file(PAGE, default_timeout=60)
-    shared.query_params.update({**at.query_params})
+    shared.query_params.update({**at.query_params, "kv_section": "Workload and bill"})
     shared.run()
     assert metrics(shared)["GPUs for this workload"] == f"{sizing.gpus:,} GPUs"
     assert shared.number_input(key="rpm").value == 6000.0
@@ -525,7 +554,7 @@ def test_workload_fields_change_the_bill_and_live_in_the_link(at):
 )
 def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw):
     app = AppTest.from_file(PAGE, default_timeout=60)
-    app.query_params[key] = raw
+    app.query_params.update({key: raw, "kv_section": "Workload and bill"})
     app.run()
     assert not app.exception
     assert any(f"**{key}** = “{raw}”" in shown(w.value) for w in app.warning)
@@ -533,7 +562,8 @@ def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw)
     assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
 
 
-def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(at):
+def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(work):
+    at = work
     at.selectbox(key="model").set_value("gpt2").run()  # at most 1,024 tokens
     before = metrics(at)["Monthly GPU bill (best case)"]
     at.number_input(key="prompt").set_value(2000).run()
@@ -542,7 +572,8 @@ def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(
     assert metrics(at)["Monthly GPU bill (best case)"] == before
 
 
-def test_a_latency_target_no_batch_meets_says_so(at):
+def test_a_latency_target_no_batch_meets_says_so(work):
+    at = work
     at.number_input(key="speed").set_value(10_000.0).run()
     assert not at.exception
     assert any("short of the target" in w.value for w in at.warning)
@@ -615,7 +646,8 @@ def test_log_axes_have_full_tick_labels():
 
 def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
     app = AppTest.from_file(PAGE, default_timeout=60)
-    app.query_params.update({"model": "Llama-3.1-70B"})  # 32,768 tokens per user need 4 H100s per copy ...
+    app.query_params.update({"model": "Llama-3.1-70B", "kv_section": "Workload and bill"})  # 32,768 tokens per user
+    # need 4 H100s per copy ...
     app.run()
     assert "× 4 GPUs (the fewest that hold it, set by the page)" in captions(app)
     h100 = kv.gpus()["h100-sxm"]

@@ -55,7 +55,7 @@ def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(war
 
 @pytest.mark.e2e
 def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch):
-    watch.open(warm.url(f"{COST.url_path}?context=32768"), COST.landmark)
+    watch.open(warm.url(f"{COST.url_path}?context=32768&kv_section=Workload+and+bill"), COST.landmark)
     below = ".st-key-kv-workload .js-plotly-plot, [data-testid='stMain'] [data-testid='stDataFrame']"
     watch.page.locator(".st-key-kv-workload .js-plotly-plot").wait_for(timeout=30_000)
     note = watch.page.get_by_text("Maximum context shorter than", exact=False)

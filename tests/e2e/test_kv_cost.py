@@ -107,8 +107,7 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
     watch.open(server.url(f"{SPEC.url_path}?model=llama-2-7b&w_bits=8&gpu=h200-sxm&context=65536"), SPEC.landmark)
     expected = kv.plan(presets()["llama-2-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], context=65536, weight_bits=8))
     assert metric(watch, "KV per user") == gb(expected.kv_per_user)
-    watch.page.get_by_role("tab", name="Model anatomy").click()  # the anatomy tab is drawn once opened
-    watch.settle()
+    section(watch, "Model anatomy")  # drawn once picked
     assert metric(watch, "Weights at 8-bit") == gb(expected.weights_bytes)
     warning = watch.page.locator('[data-testid="stAlertContentWarning"]').filter(has_text="maximum context of 4,096")
     warning.first.wait_for(timeout=30_000)
@@ -118,6 +117,7 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
         "w_bits": ["8-bit"],
         "gpu": ["H200 SXM"],
         "context": ["65536"],
+        "kv_section": ["Model anatomy"],  # the section picked, so the link reopens it
     }
     assert watch.exceptions_on_screen() == 0
     watch.screenshot("kv_cost-long-context")
@@ -174,9 +174,9 @@ def test_custom_fields_stay_in_the_link_while_their_expander_is_closed(server, b
     assert watch.errors == [], watch.errors
 
 
-def tab(watch: PageWatch, name: str) -> None:
-    """Open one of the tabs below the side-by-side table (drawn once opened)."""
-    watch.page.get_by_role("tab", name=name).click()
+def section(watch: PageWatch, name: str) -> None:
+    """Open one of the planner's sections below the side-by-side table (drawn once picked)."""
+    watch.page.locator(".st-key-kv_section").get_by_role("radio", name=name, exact=True).click()
     watch.settle()
 
 
@@ -187,7 +187,11 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     assert watch.exceptions_on_screen() == 0
     watch.page.get_by_text("the fewest that hold it, set by the page").first.wait_for(timeout=30_000)
 
-    # The workload tab is open first. Out-of-range values are refused by name under the field; the bill stays.
+    # The page opens on its answer; the planner picks the workload section. Out-of-range values are refused by name
+    # under the field; the bill stays.
+    assert watch.page.get_by_label("Peak requests per minute", exact=True).count() == 0
+    section(watch, "Workload and bill")
+    watch.page.wait_for_function("() => window.location.search.includes('kv_section=Workload')", timeout=30_000)
     rpm = watch.page.get_by_label("Peak requests per minute", exact=True)
     bill = metric(watch, "Monthly GPU bill (best case)")
     for bad, shown in (("-5", "-5"), ("1e308", "1e+308")):
@@ -218,29 +222,31 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     watch.screenshot("kv_cost-workload")
 
     # Build vs buy: the break-even chart and its sentence.
-    tab(watch, "Build vs buy")
+    section(watch, "Build vs buy")
     watch.page.get_by_text("Monthly cost vs monthly tokens").first.wait_for(timeout=30_000)
     sentence = watch.page.get_by_text("than the API", exact=False).first
     sentence.wait_for(timeout=30_000)
     watch.screenshot("kv_cost-build-vs-buy")
 
     # Calibration: predicted vs measured with the medians in one line.
-    tab(watch, "Calibration")
+    section(watch, "Calibration")
     throughput, latency = cal.medians(cal.errors(sv.default_efficiency()))
     line = f"Median error: throughput {throughput:.0%}, latency {latency:.0%}"
     watch.page.get_by_text(line, exact=False).first.wait_for(timeout=30_000)
     assert watch.page.locator('[data-testid="stDataFrame"]').count() >= 3
     watch.screenshot("kv_cost-calibration")
 
-    # The link holds the workload although its tab is closed; a recipient sees the same bill.
+    # The link holds the open section and the workload although its section is closed; a recipient opens the same
+    # section and sees the same bill.
     shared = watch.page.url
     query = parse_qs(urlparse(shared).query)
     assert query["rpm"] == ["1200.0"] and query["answer"] == ["400"] and query["model"] == ["Llama-3.1-70B"]
+    assert query["kv_section"] == ["Calibration"]
     recipient = PageWatch(browser)
     try:
         recipient.open(shared, SPEC.landmark)
-        recipient.page.get_by_role("tab", name="Workload and bill").click()
-        recipient.settle()
+        recipient.page.get_by_text(line, exact=False).first.wait_for(timeout=30_000)
+        section(recipient, "Workload and bill")
         assert metric(recipient, "Monthly GPU bill (best case)") == f"${sizing.monthly_cost:,.0f}"
         assert recipient.page.get_by_label("Peak requests per minute", exact=True).input_value() == "1200.00"
         assert recipient.errors == [], recipient.errors

@@ -4,8 +4,8 @@ a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
 core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
 is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration, budget,
-anatomy, sources; none until one is picked), the engine settings, model fields and config upload while their expanders are open. Default state =
-the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+anatomy, sources; none until one is picked), the engine settings, model fields and config upload while their expanders
+are open. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st

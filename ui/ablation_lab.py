@@ -40,6 +40,7 @@ from ui.primer_slips import slip_box
 from ui.widgets import OnFirstUse, chart, download_table, explain
 
 pd = OnFirstUse("pandas")
+pa = OnFirstUse("pyarrow")
 
 PRIMER = ex.primer_tables()
 TABS = [
@@ -187,7 +188,7 @@ def both_roads(_: Setting) -> None:
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
     chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
     checks, frame, shown = identity_table()
-    st.table(shown)
+    st.table(shown, hide_index=True)
     download_table(frame, name="identity checks", key="ablation-identities")
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
@@ -254,9 +255,9 @@ def roads_figure() -> go.Figure:
 
 
 @cache
-def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame, pd.DataFrame]:
+def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame, pa.Table]:
     """Appendix A's identity checks on the trained model, and the table beside the primer's printed column (for the
-    download, and indexed by check for display)."""
+    download, and as an Arrow table for display: a rerun then converts nothing)."""
     checks = ex.identity_checks(MODEL)
     frame = pd.DataFrame(
         {
@@ -267,7 +268,7 @@ def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame, pd.DataFrame]:
             ],
         }
     )
-    return checks, frame, frame.set_index("check")
+    return checks, frame, pa.Table.from_pandas(frame, preserve_index=False)
 
 
 def brief(check: ex.Check) -> str:

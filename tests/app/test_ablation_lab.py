@@ -169,7 +169,7 @@ def test_both_roads_shows_the_identities_beside_the_primer():
     assert ours == [c.shown for c in checks]
     assert ours[0] == ours[1] == ours[2] == "0 (identical to the last bit)"
     assert table["primer (printed)"].tolist()[:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
-    assert table.index.tolist() == [c.check for c in checks]
+    assert table["check"].tolist() == [c.check for c in checks]
     assert any(r"\text{Method 2:}" in element.value for element in at.latex)
     fig = figures(at)[0]
     assert fig["data"][0]["x"] == list(MODEL.vocabulary)

@@ -37,10 +37,10 @@ from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link
 from ui.primer_slips import slip_box
-from ui.widgets import OnFirstUse, chart, download_table, explain
+from ui.static_table import csv_bytes, static_table
+from ui.widgets import OnFirstUse, chart, download_csv, download_table, explain
 
 pd = OnFirstUse("pandas")
-pa = OnFirstUse("pyarrow")
 
 PRIMER = ex.primer_tables()
 TABS = [
@@ -187,9 +187,9 @@ def both_roads(_: Setting) -> None:
     left.latex(r"\text{Method 1:}\quad h^{(\ell+1)} = h^{(\ell)} + \mathrm{MLP}\big(h^{(\ell)}\big)")
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
     chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
-    checks, frame, shown = identity_table()
-    st.table(shown, hide_index=True)
-    download_table(frame, name="identity checks", key="ablation-identities")
+    checks, columns, rows = identity_table()
+    static_table(columns, rows, label="Identity checks")
+    download_csv(lambda: csv_bytes(columns, rows), name="identity checks", key="ablation-identities")
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
     on = by["swap_attention_on"]
@@ -255,20 +255,20 @@ def roads_figure() -> go.Figure:
 
 
 @cache
-def identity_table() -> tuple[tuple[ex.Check, ...], pd.DataFrame, pa.Table]:
-    """Appendix A's identity checks on the trained model, and the table beside the primer's printed column (for the
-    download, and as an Arrow table for display: a rerun then converts nothing)."""
+def identity_table() -> tuple[tuple[ex.Check, ...], tuple[str, ...], tuple[tuple[str, ...], ...]]:
+    """Appendix A's identity checks on the trained model, with the primer's printed column beside ours: the checks,
+    and the table's columns and rows (drawn as plain HTML: the tab that opens first then needs no pandas)."""
     checks = ex.identity_checks(MODEL)
-    frame = pd.DataFrame(
-        {
-            "check": [c.check for c in checks],
-            "max |Δ| over the 20 logits (ours, live)": [c.shown for c in checks],
-            "primer (printed)": [
-                _primer_check(PRIMER.identity[c.key]) if c.key in PRIMER.identity else "not run" for c in checks
-            ],
-        }
+    columns = ("check", "max |Δ| over the 20 logits (ours, live)", "primer (printed)")
+    rows = tuple(
+        (
+            c.check,
+            c.shown,
+            _primer_check(PRIMER.identity[c.key]) if c.key in PRIMER.identity else "not run",
+        )
+        for c in checks
     )
-    return checks, frame, pa.Table.from_pandas(frame, preserve_index=False)
+    return checks, columns, rows
 
 
 def brief(check: ex.Check) -> str:

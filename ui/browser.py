@@ -18,10 +18,24 @@ from ui.navigation import GLOSSARY, PAGES
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
 # Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
 # and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
+# Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view.
 PAGE_CSS = """
 [data-testid="stCaptionContainer"] { color: #51565c; opacity: 1; }
+.static-table { overflow-x: auto; border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; }
+.static-table table { border-collapse: separate; border-spacing: 0; width: max-content; min-width: 100%;
+  font-size: 0.875rem; color: #31333f; }
+.static-table th, .static-table td { padding: 0.35rem 0.6rem; border-bottom: 1px solid rgba(49, 51, 63, 0.12);
+  text-align: left; vertical-align: top; font-weight: 400; max-width: 22rem; }
+.static-table thead th { max-width: 9rem; }
+.static-table thead th { color: #51565c; background: #f7f8fa; }
+.static-table tbody tr:last-child > * { border-bottom: none; }
+.static-table .num { text-align: right; font-variant-numeric: tabular-nums; }
+.static-table td.num { white-space: nowrap; }
+.static-table tbody th { position: sticky; left: 0; background: #fff; }
+.static-table thead th:first-child { position: sticky; left: 0; }
 @media (max-width: 640px) {
   .js-plotly-plot .gtitle { font-size: 13px !important; }
+  .static-table th, .static-table td { max-width: 11rem; }
   .st-key-answer-first > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
     flex-direction: column-reverse; }
 }
@@ -55,6 +69,6 @@ ROUTER_JS = """
 
 
 def install() -> None:
-    """Add the link router and the page CSS to the page (a few hundred bytes, idempotent in the browser)."""
+    """Add the link router and the page CSS to the page (about a kilobyte, idempotent in the browser)."""
     paths = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
     st.html(f"<style>{PAGE_CSS}</style><script>{ROUTER_JS % paths}</script>", unsafe_allow_javascript=True)

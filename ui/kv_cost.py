@@ -29,6 +29,7 @@ from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
+from ui.static_table import Cell, csv_bytes, static_table
 from ui.widgets import OnFirstUse, chart, download_csv, explain
 
 pa = OnFirstUse("pyarrow")
@@ -546,35 +547,52 @@ def table(
 
 
 @lru_cache(maxsize=64)
-def _comparison(compared: Compared) -> pa.Table:
+def _comparison(compared: Compared) -> tuple[tuple[str, ...], tuple[tuple[Cell, ...], ...]]:
+    """The side-by-side table's columns and rows (raw values: the CSV keeps them, the page formats them)."""
     dep = compared[0][2]
     t = dep.context
-    return pa.Table.from_pylist(
-        [
-            {
-                "model": c.name,
-                COST_COLUMN: round(p.cost_per_million, 4) if p.cost_per_million else None,
-                "attention": c.attention_kind,
-                "parameters (B)": round(p.params / 1e9, 3),
-                "KV per token (kB)": round(p.kv_per_token / 1e3, 2),
-                f"KV per user at {t:,} (GB)": round(kv.to_gb(p.kv_per_user), 3),
-                f"KV per user at {t:,} (GiB)": round(kv.to_gib(p.kv_per_user), 3),
-                "weights (GB)": round(kv.to_gb(p.weights_bytes), 2),
-                "GPUs per copy": d.tp,
-                "users per copy": p.max_users,
-                f"GPUs for {plural(dep.users, 'user')}": p.gpus_needed,
-                "tokens/s per copy (full batch)": round(p.tokens_per_second, 1) if p.tokens_per_second else None,
-            }
-            for _, c, d, p in compared
-        ]
+    columns = (
+        "model",
+        COST_COLUMN,
+        "attention",
+        "parameters (B)",
+        "KV per token (kB)",
+        f"KV per user at {t:,} (GB)",
+        f"KV per user at {t:,} (GiB)",
+        "weights (GB)",
+        "GPUs per copy",
+        "users per copy",
+        f"GPUs for {plural(dep.users, 'user')}",
+        "tokens/s per copy (full batch)",
     )
+    rows = tuple(
+        (
+            c.name,
+            round(p.cost_per_million, 4) if p.cost_per_million else None,
+            c.attention_kind,
+            round(p.params / 1e9, 3),
+            round(p.kv_per_token / 1e3, 2),
+            round(kv.to_gb(p.kv_per_user), 3),
+            round(kv.to_gib(p.kv_per_user), 3),
+            round(kv.to_gb(p.weights_bytes), 2),
+            d.tp,
+            p.max_users,
+            p.gpus_needed,
+            round(p.tokens_per_second, 1) if p.tokens_per_second else None,
+        )
+        for _, c, d, p in compared
+    )
+    return columns, rows
 
 
 def comparison_table(compared: Compared) -> None:
-    """Up to five models side by side, with a CSV download."""
+    """Up to five models side by side, with a CSV download. Drawn as plain HTML: it is on the page's first screen,
+    where an Arrow table would import pandas and make the browser load its data grid before the page settles."""
     dep, t = compared[0][2], compared[0][2].context
+    columns, rows = _comparison(compared)
     st.subheader("Side by side")
-    table(_comparison(compared), download=("comparison", "kv-comparison"), money_columns=(COST_COLUMN,))
+    static_table(columns, rows, label="Side by side", formats={COST_COLUMN: money})
+    download_csv(lambda: csv_bytes(columns, rows), name="comparison", key="kv-comparison")
     st.caption(
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {plural(dep.users, 'user')}; compared models at your GPUs per copy, or the smallest number "

@@ -1,10 +1,11 @@
-"""What the page tests share: reading the plotly figures a page sent, as the browser would receive them."""
+"""What the page tests share: reading the plotly figures and static tables a page sent, as the browser receives them."""
 
 from __future__ import annotations
 
 import base64
 import json
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -39,3 +40,39 @@ def numbers(data: object) -> np.ndarray:
 def shown(markdown: str) -> str:
     """Markdown text as the reader sees it: backslash escapes (how user-derived text is made inert) removed."""
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+class _Cells(HTMLParser):
+    """Collects a static table's rows of cell texts (header row first)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("th", "td"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("th", "td") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def static_tables(at: AppTest) -> dict[str, list[list[str]]]:
+    """The page's static tables (ui/static_table.py) by their label: rows of cell texts as shown, header row first."""
+    tables = {}
+    for element in at.get("html"):
+        found = re.match(r'<div class="static-table" role="region" aria-label="([^"]*)"', element.proto.body)
+        if found:
+            cells = _Cells()
+            cells.feed(element.proto.body)
+            tables[found.group(1)] = cells.rows
+    return tables

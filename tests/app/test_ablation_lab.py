@@ -15,7 +15,7 @@ from core.analysis import ablation_sweep, head_evidence, head_label, next_token_
 from core.weights import trained_model
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
-from tests.app.helpers import shown
+from tests.app.helpers import shown, static_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "ablation_lab.py")
@@ -163,13 +163,14 @@ def test_a_typed_prompt_comes_back_from_the_url():
 # --------------------------------------------------------------------------------------------------- tabs
 def test_both_roads_shows_the_identities_beside_the_primer():
     at = open_page(view=TABS["roads"])
-    table = at.table[0].value
-    ours = table["max |Δ| over the 20 logits (ours, live)"].tolist()
+    header, *rows = static_tables(at)["Identity checks"]
+    assert header == ["check", "max |Δ| over the 20 logits (ours, live)", "primer (printed)"]
+    ours = [row[1] for row in rows]
     checks = ex.identity_checks(MODEL)
     assert ours == [c.shown for c in checks]
     assert ours[0] == ours[1] == ours[2] == "0 (identical to the last bit)"
-    assert table["primer (printed)"].tolist()[:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
-    assert table["check"].tolist() == [c.check for c in checks]
+    assert [row[2] for row in rows][:4] == ["0 (identical to the last bit)"] * 3 + ["10.995"]
+    assert [row[0] for row in rows] == [c.check for c in checks]
     assert any(r"\text{Method 2:}" in element.value for element in at.latex)
     fig = figures(at)[0]
     assert fig["data"][0]["x"] == list(MODEL.vocabulary)

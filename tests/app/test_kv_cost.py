@@ -16,7 +16,7 @@ from core import serving as sv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
-from tests.app.helpers import shown
+from tests.app.helpers import shown, static_tables
 from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -256,14 +256,33 @@ def test_memory_chart_stacks_weights_kv_reserve_free():
     assert "51.54 GB of KV cache for 3 users" in explained(app)
 
 
+def comparison(at: AppTest) -> list[list[str]]:
+    """The side-by-side table's rows as shown, header first."""
+    return static_tables(at)["Side by side"]
+
+
 def test_comparison_table_follows_the_selection(at):
-    table = at.dataframe[0].value
-    assert list(table["model"]) == [
+    header, *rows = comparison(at)
+    assert [row[0] for row in rows] == [
         P[key].name for key in ("primer-7b", "llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3")
     ]
+    primer = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    first = dict(zip(header, rows[0], strict=True))
+    assert first["$ per 1M output tokens (best case)"] == f"${primer.cost_per_million:,.2f}"
+    assert first["KV per user at 32,768 (GB)"] == "17.18" and first["users per copy"] == f"{primer.max_users:,}"
     assert any(button.label == "Download comparison (CSV)" for button in at.get("download_button"))
+    assert not at.dataframe  # a first screen without an Arrow table: no pandas, no data grid
     at.multiselect(key="compare").set_value(["gemma-2-9b"]).run()
-    assert list(at.dataframe[0].value["model"]) == [P["primer-7b"].name, P["gemma-2-9b"].name]
+    assert [row[0] for row in comparison(at)[1:]] == [P["primer-7b"].name, P["gemma-2-9b"].name]
+
+
+def test_comparison_cells_are_escaped_and_the_csv_keeps_raw_values():
+    from ui.static_table import csv_bytes, table_html
+
+    body = table_html(["model", "n"], [["<img src=x onerror=alert(1)>", 1234.5], ["B", None]], label="t")
+    assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body
+    assert "<td class=num>1,234.5</td>" in body and "<td>—</td>" in body
+    assert csv_bytes(["model", "n"], [["a, b", 1234.5], ["B", None]]) == b'model,n\n"a, b",1234.5\nB,\n'
 
 
 def test_finance_lines_follow_the_numbers(at):
@@ -272,7 +291,7 @@ def test_finance_lines_follow_the_numbers(at):
     assert "**Doubling the context** from 32,768 to 65,536 tokens" in text
     assert "users per copy from 3 to 1" in text
     assert "**An FP8 KV cache**" in text and "from 3 to 6" in text
-    options = at.dataframe[1].value
+    options = at.dataframe[0].value
     assert "H200 SXM" in list(options["GPU"])
 
 
@@ -625,9 +644,10 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
 
 
 def test_money_columns_come_first_with_a_dollar_format(at):
-    assert list(at.dataframe[0].value.columns)[:2] == ["model", "$ per 1M output tokens (best case)"]
+    assert comparison(at)[0][:2] == ["model", "$ per 1M output tokens (best case)"]
+    assert all(row[1].startswith("$") for row in comparison(at)[1:])
     open_section(at, "Budget")
-    options = at.dataframe[1].value
+    options = at.dataframe[0].value
     assert list(options.columns)[1].startswith("cheaper per token than") and "users per model copy" in options.columns
 
 

@@ -1,0 +1,72 @@
+"""A small table drawn as plain HTML, for a first screen: no Arrow table on the server (building one imports pandas,
+a third of a second of a cold start) and no data-grid code in the browser (about 1.3 MB of script to load before the
+page settles). Every cell is escaped, so a name from an uploaded config shows as written. The first column stays in
+view while the table scrolls sideways on a narrow screen; the CSS lives in ui/browser.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Callable, Mapping, Sequence
+
+import streamlit as st
+
+Cell = str | int | float | None
+Rows = Sequence[Sequence[Cell]]
+
+
+def cell_text(value: Cell) -> str:
+    """A cell as shown: whole numbers and decimals with thousands separators, a missing value as a dash."""
+    if value is None:
+        return "—"
+    return f"{value:,}" if _is_number(value) else str(value)
+
+
+def _is_number(value: Cell) -> bool:
+    """True for an int or a float (not a bool): the cells shown right-aligned with thousands separators."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def table_html(
+    columns: Sequence[str], rows: Rows, *, label: str, formats: Mapping[str, Callable[[Cell], str]] | None = None
+) -> str:
+    """The table's HTML: a keyboard-scrollable region named `label`, header cells for the columns and for each row's
+    first cell, numbers and their column's heading right-aligned; `formats` overrides how a column's values are shown
+    (e.g. money)."""
+    formats = formats or {}
+    numeric_columns = {name for row in rows for name, value in zip(columns, row, strict=True) if _is_number(value)}
+    head = "".join(
+        f'<th scope="col"{" class=num" if name in numeric_columns else ""}>{html.escape(name)}</th>' for name in columns
+    )
+    body = []
+    for row in rows:
+        cells = []
+        for index, (name, value) in enumerate(zip(columns, row, strict=True)):
+            text = html.escape(formats.get(name, cell_text)(value))
+            numeric = _is_number(value)
+            tag, scope = ("th", ' scope="row"') if index == 0 else ("td", "")
+            cells.append(f"<{tag}{scope}{' class=num' if numeric else ''}>{text}</{tag}>")
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    name = html.escape(label, quote=True)
+    return (
+        f'<div class="static-table" role="region" aria-label="{name}" tabindex="0">'
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+
+
+def static_table(
+    columns: Sequence[str], rows: Rows, *, label: str, formats: Mapping[str, Callable[[Cell], str]] | None = None
+) -> None:
+    """Draw the table (see `table_html`)."""
+    st.html(table_html(columns, rows, label=label, formats=formats))
+
+
+def csv_bytes(columns: Sequence[str], rows: Rows) -> bytes:
+    """The table as CSV with its raw values (numbers unformatted, missing values empty), for a download."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([["" if value is None else value for value in row] for row in rows])
+    return out.getvalue().encode("utf-8")

@@ -65,18 +65,16 @@ for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
             view(compared)
 
 show.comparison_table(compared)
-section = scenario.section_picker()  # none open by default: the page opens on the answer, the planner on a click
-if section == "Workload and bill":
-    auto = scenario.tp_is_auto()
-    planner.workload_section(config, planner.workload_deployment(config, deployment, load, auto), load, auto)
-elif section == "Build vs buy":
-    serving_dep = planner.workload_deployment(config, deployment, load, scenario.tp_is_auto())
-    planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices))
-elif section == "Calibration":
-    planner.calibration_section(deployment)
-elif section == "Budget":
-    show.finance(config, deployment, kv.budget_effects(config, deployment))
-elif section == "Model anatomy":
-    show.anatomy(config, deployment, result)
-elif section == "Sources":
-    show.sources(choice["model"], config, deployment.gpu)
+auto = scenario.tp_is_auto()
+serving_dep = planner.workload_deployment(config, deployment, load, auto)
+sections = (  # in the order of scenario.SECTIONS; only the picked one runs
+    lambda: planner.workload_section(config, serving_dep, load, auto),
+    lambda: planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices)),
+    lambda: planner.calibration_section(deployment),
+    lambda: show.finance(config, deployment, kv.budget_effects(config, deployment)),
+    lambda: show.anatomy(config, deployment, result),
+    lambda: show.sources(choice["model"], config, deployment.gpu),
+)
+picked = scenario.section_picker()  # none by default: the page opens on its answer, the planner on a click
+if picked is not None:
+    dict(zip(scenario.SECTIONS, sections, strict=True))[picked]()

@@ -37,8 +37,8 @@ from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link
 from ui.primer_slips import slip_box
-from ui.static_table import csv_bytes, static_table
-from ui.widgets import OnFirstUse, chart, download_csv, download_table, explain
+from ui.static_table import static_table
+from ui.widgets import OnFirstUse, chart, download_rows, download_table, explain
 
 pd = OnFirstUse("pandas")
 
@@ -189,7 +189,7 @@ def both_roads(_: Setting) -> None:
     chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
     checks, columns, rows = identity_table()
     static_table(columns, rows, label="Identity checks")
-    download_csv(lambda: csv_bytes(columns, rows), name="identity checks", key="ablation-identities")
+    download_rows(rows, columns, name="identity checks", key="ablation-identities")
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
     on = by["swap_attention_on"]

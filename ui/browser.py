@@ -26,8 +26,7 @@ PAGE_CSS = """
   font-size: 0.875rem; color: #31333f; }
 .static-table th, .static-table td { padding: 0.35rem 0.6rem; border-bottom: 1px solid rgba(49, 51, 63, 0.12);
   text-align: left; vertical-align: top; font-weight: 400; max-width: 22rem; }
-.static-table thead th { max-width: 9rem; }
-.static-table thead th { color: #51565c; background: #f7f8fa; }
+.static-table thead th { max-width: 9rem; color: #51565c; background: #f7f8fa; }
 .static-table tbody tr:last-child > * { border-bottom: none; }
 .static-table .num { text-align: right; font-variant-numeric: tabular-nums; }
 .static-table td.num { white-space: nowrap; }

@@ -29,8 +29,8 @@ from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
-from ui.static_table import Cell, csv_bytes, static_table
-from ui.widgets import OnFirstUse, chart, download_csv, explain
+from ui.static_table import Cell, static_table
+from ui.widgets import OnFirstUse, chart, download_csv, download_rows, explain
 
 pa = OnFirstUse("pyarrow")
 
@@ -592,7 +592,7 @@ def comparison_table(compared: Compared) -> None:
     columns, rows = _comparison(compared)
     st.subheader("Side by side")
     static_table(columns, rows, label="Side by side", formats={COST_COLUMN: money})
-    download_csv(lambda: csv_bytes(columns, rows), name="comparison", key="kv-comparison")
+    download_rows(rows, columns, name="comparison", key="kv-comparison")
     st.caption(
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {plural(dep.users, 'user')}; compared models at your GPUs per copy, or the smallest number "

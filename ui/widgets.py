@@ -16,6 +16,7 @@ from plotly.basedatatypes import BaseFigure
 from ui import browser
 from ui.navigation import PageSpec
 from ui.shell import ensure_navigation
+from ui.static_table import csv_bytes
 
 if TYPE_CHECKING:  # pandas costs a third of a second to import: only pages that show a table load it
     import pandas as pd
@@ -97,14 +98,8 @@ def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[s
 
 
 def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, name: str, key: str) -> None:
-    """A CSV download of rows under column names, the table built only when clicked (no pandas on a plain rerun)."""
-
-    def data() -> bytes:
-        import pandas as pd
-
-        return pd.DataFrame(rows, columns=columns).to_csv(index=False).encode("utf-8")
-
-    download_csv(data, name=name, key=key)
+    """A CSV download of rows under column names, written only when clicked (no pandas)."""
+    download_csv(lambda: csv_bytes(columns, rows), name=name, key=key)
 
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:

@@ -86,9 +86,9 @@ def family_names(family: ex.Family) -> tuple[str, ...]:
 
 
 def shared(fig: go.Figure) -> go.Figure:
-    """A cached bar chart, shared read-only by every session, without plotly's default template: Streamlit themes the
-    chart in the browser, and the template is most of the copy st.plotly_chart makes of the figure on every rerun.
-    (Heatmaps keep it: without it plotly draws tick marks beside their labels.)"""
+    """A cached bar chart, shared read-only by every session, without plotly's default template: the chart element
+    themes it (ui/chart_element.py), and the template is most of a small figure's JSON. (Heatmaps keep it: without it
+    plotly draws tick marks beside their labels.)"""
     return fig.update_layout(template="none")
 
 

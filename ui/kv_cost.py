@@ -133,7 +133,7 @@ def _layout(title: str, height: int = 420, **extra: object) -> dict:
         height,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"orientation": "h", "y": -0.2},
-        template="none",  # the theme is applied client side; the template would be most of the figure's bytes
+        template="none",  # the chart element applies the theme; the template would be most of the JSON
         **extra,
     )
 

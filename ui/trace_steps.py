@@ -216,7 +216,7 @@ def _heatmap(
     label = " × ".join(str(n) for n in shape)
     fig = heatmap(matrix, x=columns, y=rows, title=f"{title}  ({label})", signed=signed)
     room = 80 if len(columns) <= 8 else 115  # room for the title above the top axis (labels rotate when many)
-    fig.update_layout(margin={"t": room}, height=fig.layout.height + room - 50, template="none")  # theme: client side
+    fig.update_layout(margin={"t": room}, height=fig.layout.height + room - 50, template="none")
     fig.update_traces(textfont_size=12)
     return block_lines(fig, column_breaks=column_breaks, row_breaks=row_breaks)
 

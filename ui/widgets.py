@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import threading
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -11,9 +10,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.basedatatypes import BaseFigure
 
-from ui import browser
+from ui import browser, chart_element
 from ui.navigation import PageSpec
 from ui.shell import ensure_navigation
 from ui.static_table import csv_bytes
@@ -30,39 +28,9 @@ class OnFirstUse(ModuleType):
         return getattr(importlib.import_module(self.__name__), name)
 
 
-CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
-SERIALISED_KEPT = 128  # figures whose JSON form is kept (a page draws a few at a time; an evicted one is redone)
-
-
-class Serialised(BaseFigure):
-    """A figure already in the JSON form plotly.js receives. `st.plotly_chart` asks a figure for that form on every
-    rerun, and plotly's conversion of every array to base64 costs more than the rest of a chart's rerun."""
-
-    def __init__(self, spec: dict) -> None:  # BaseFigure's own set-up (validating every property) is what this skips
-        self._spec = spec
-
-    def to_dict(self) -> dict:
-        """The figure's JSON form, as `go.Figure.to_dict()` returned it when this was made."""
-        return self._spec
-
-
-_serialised: dict[int, tuple[go.Figure, Serialised]] = {}
-_serialised_lock = threading.Lock()
-
-
-def serialised(fig: go.Figure) -> Serialised:
-    """The figure's JSON form, made once per figure object. Figure builders cache their figures by content and never
-    change one after building it, so the same object always has the same form (sessions share the cache)."""
-    with _serialised_lock:
-        kept = _serialised.get(id(fig))
-        if kept is not None and kept[0] is fig:
-            return kept[1]
-    form = Serialised(fig.to_dict())
-    with _serialised_lock:
-        while len(_serialised) >= SERIALISED_KEPT:
-            del _serialised[next(iter(_serialised))]
-        _serialised[id(fig)] = (fig, form)  # the figure is held, so its id cannot be reused while it is kept
-    return form
+# plotly's toolbar without its logo, the selection tools (nothing here reads a selection) and "Share chart", which
+# would upload the figure to Plotly's cloud.
+CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendChartToCloud"]}
 
 
 def setup_page(spec: PageSpec) -> None:
@@ -81,7 +49,7 @@ def explain(what: str, why: str) -> None:
 
 def chart(fig: go.Figure, *, key: str, alt: str) -> None:
     """Draw a plotly figure full-width with the PNG download button kept and an accessible description."""
-    st.plotly_chart(serialised(fig), key=key, config=CHART_CONFIG, alt=alt)
+    chart_element.draw(fig, key=key, config=CHART_CONFIG, alt=alt)
 
 
 def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:

@@ -21,9 +21,18 @@ def run_page(script: str, **query: str) -> AppTest:
     return at
 
 
+def charts(at: AppTest) -> list[dict]:
+    """The page's charts, in page order, as the chart element received them: `figure`, `alt` and plotly's `config`."""
+    return [
+        json.loads(element.proto.bytes)
+        for element in at.get("bidi_component")
+        if element.proto.component_name == "primer_chart"
+    ]
+
+
 def chart_specs(at: AppTest) -> list[dict]:
     """The page's plotly figures, in page order, as the JSON sent to the browser."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [chart["figure"] for chart in charts(at)]
 
 
 def numbers(data: object) -> np.ndarray:

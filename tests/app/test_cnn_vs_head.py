@@ -119,8 +119,7 @@ def test_readout_tab_draws_the_primer_s_section_1_ocr_flowchart():
     assert "filters slide<br>shared 3×3 weights<br>local receptive field,<br>reused at every position" in texts_drawn
     assert "flatten +<br>linear layer" in texts_drawn
     assert len([a for a in flow["layout"]["annotations"] if a.get("showarrow")]) == 3
-    chart = at.get("plotly_chart")[0]
-    assert "Flowchart, top to bottom: pixels (grid of ink/blank); then feature maps" in chart.proto.alt
+    assert "Flowchart, top to bottom: pixels (grid of ink/blank); then feature maps" in helpers.charts(at)[0]["alt"]
     assert "Section 1" in "\n".join(c.value for c in at.caption)
     assert "2 filters and 2 classes (vertical, horizontal) instead of 26 letters" in texts(at)
 

@@ -81,7 +81,7 @@ def test_every_control_is_reachable_by_keyboard_and_every_chart_has_a_text_alter
         if set(wanted) <= reached:
             break
     assert set(wanted) - reached == set()
-    for label in watch.page.get_by_test_id("stPlotlyChart").evaluate_all(
+    for label in watch.page.locator(".primer-chart").evaluate_all(
         "charts => charts.map(c => c.getAttribute('aria-label') || '')"
     ):
         assert len(label) > 10, "a chart without a text alternative"

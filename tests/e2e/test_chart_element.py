@@ -1,0 +1,59 @@
+"""The chart element in Chromium: a control's change redraws its chart in place (the same plot, not a new one), the
+figure's own height is honoured, the toolbar keeps the PNG download and a full-screen view and offers no upload to
+Plotly's cloud."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.navigation import PAGES
+
+SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
+CHART = ".st-key-window .primer-chart"
+BUTTONS = "charts => [...charts[0].querySelectorAll('.modebar-btn')].map(b => b.dataset.title)"
+
+
+def open_window(watch, server) -> None:
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    watch.page.locator(f"{CHART} .main-svg").first.wait_for(timeout=30_000)
+
+
+@pytest.mark.e2e
+def test_moving_the_window_redraws_the_same_plot_in_place(server, watch):
+    open_window(watch, server)
+    watch.page.evaluate(f"() => (document.querySelector('{CHART}').marked = true)")
+    before = watch.page.locator(f"{CHART} .gtitle").text_content()
+    thumb = watch.page.locator(".st-key-win input[type='range']").first
+    thumb.focus()
+    thumb.press("ArrowRight")
+    watch.page.wait_for_function(
+        f"t => document.querySelector('{CHART} .gtitle').textContent !== t", arg=before, timeout=30_000
+    )
+    watch.settle()
+    assert "Window 2" in watch.page.locator(f"{CHART} .gtitle").text_content()
+    assert watch.page.evaluate(f"() => document.querySelector('{CHART}').marked === true"), "the plot was rebuilt"
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_the_figures_height_and_the_toolbar(server, watch):
+    open_window(watch, server)
+    chart = watch.page.locator(CHART)
+    assert chart.evaluate("c => c._fullLayout.height") == 560  # the sliding-window figure's own height
+    titles = chart.evaluate_all(BUTTONS)
+    assert "Download plot as a PNG" in titles and "Full screen" in titles
+    assert not any("Share" in title for title in titles), titles
+    assert len(chart.get_attribute("aria-label")) > 10
+
+
+@pytest.mark.e2e
+def test_full_screen_fills_the_screen_and_comes_back(server, watch):
+    open_window(watch, server)
+    chart = watch.page.locator(CHART)
+    chart.hover()
+    chart.locator(".modebar-btn[data-title='Full screen']").click()
+    watch.page.wait_for_function(f"() => document.fullscreenElement === document.querySelector('{CHART}')")
+    watch.page.wait_for_function(f"() => document.querySelector('{CHART}')._fullLayout.height === window.innerHeight")
+    watch.page.evaluate("() => document.exitFullscreen()")
+    watch.page.wait_for_function(f"() => document.querySelector('{CHART}')._fullLayout.height === 560")
+    assert watch.errors == [], watch.errors

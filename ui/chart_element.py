@@ -1,0 +1,142 @@
+"""The element every chart is drawn with: plotly.js in a small in-page component that updates a chart in place.
+
+Streamlit's own plotly element gives a chart a new identity whenever its figure changes, so every click that moves a
+chart throws the old plot away and builds a new one (Plotly.newPlot), which costs the browser more than the rest of
+the rerun. This element keeps one plot per chart key and hands a changed figure to Plotly.react, which redraws only
+what changed. plotly.js (the copy the plotly package ships, served from static/) loads once per browser tab.
+
+The figures keep Streamlit's look: the theme Streamlit's element applies in the browser (assets/chart_theme.json,
+read from that element under this app's config.toml) is applied here on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from typing import Any
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+
+from ui.navigation import ROOT
+
+THEME = json.loads((ROOT / "assets" / "chart_theme.json").read_text(encoding="utf-8"))
+PLOTLY_JS = ROOT / "static" / "plotly.min.js"
+KEPT = 128  # figures whose JSON form is kept (a page draws a few at a time; an evicted one is redone)
+_PLACEHOLDER = re.compile("|".join(re.escape(colour) for colour in THEME["placeholders"]))
+
+# One plot per chart: created on the first figure, then Plotly.react with each changed one. Figures that arrive while
+# plotly.js is still loading are drawn once it has (only the latest). The plot follows its column's width.
+JS = """
+const SOURCE = new URL("app/static/plotly.min.js", document.baseURI).href;
+let loading = null;
+
+function plotly() {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!loading) {
+    loading = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = SOURCE;
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => { loading = null; reject(new Error("plotly.js did not load from " + SOURCE)); };
+      document.head.appendChild(script);
+    });
+  }
+  return loading;
+}
+
+// Streamlit's element offers a full-screen view of a chart; this one keeps it as a button on plotly's toolbar.
+const FULL_SCREEN = {
+  name: "fullscreen",
+  title: "Full screen",
+  icon: { width: 1000, height: 1000,
+    path: "M0 0h380v100H100v280H0zM620 0h380v380H900V100H620zM0 620h100v280h280v100H0zM900 620h100v380H620V900h280z" },
+  click: (chart) => (document.fullscreenElement === chart ? document.exitFullscreen() : chart.requestFullscreen()),
+};
+
+function height(chart) {
+  return document.fullscreenElement === chart ? window.innerHeight : chart.height;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  const text = new TextDecoder().decode(data);
+  let chart = parentElement.querySelector(":scope > .primer-chart");
+  if (!chart) {
+    chart = document.createElement("div");
+    chart.className = "primer-chart";
+    chart.setAttribute("role", "figure");
+    parentElement.appendChild(chart);
+    chart.resizer = new ResizeObserver(() => { if (window.Plotly && chart.drawn) window.Plotly.Plots.resize(chart); });
+    chart.addEventListener("fullscreenchange", () => {
+      if (window.Plotly && chart.drawn) window.Plotly.relayout(chart, { height: height(chart) });
+    });
+  }
+  chart.resizer.observe(chart);
+  const cleanup = () => chart.resizer.disconnect();
+  if (chart.sent === text) return cleanup;
+  chart.sent = text;
+  const { alt, config, figure } = JSON.parse(text);
+  chart.setAttribute("aria-label", alt);
+  const title = figure.layout.title;
+  if (title && title.text) title.text = "<b>" + title.text + "</b>";
+  chart.height = figure.layout.height || 450;
+  chart.style.minHeight = chart.height + "px";
+  plotly().then((Plotly) => {
+    if (chart.sent !== text) return;  // a newer figure came while plotly.js was loading: draw that one
+    chart.drawn = true;
+    const layout = { ...figure.layout, height: height(chart) };
+    return Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToAdd: [FULL_SCREEN] });
+  }).catch((error) => { chart.textContent = String(error); });
+  return cleanup;
+}
+"""
+CSS = ".primer-chart { width: 100%; } .primer-chart:fullscreen { background: #ffffff; }"
+
+_component = st.components.v2.component("primer_chart", js=JS, css=CSS, isolate_styles=False)
+_themed: dict[int, tuple[go.Figure, str]] = {}
+_themed_lock = threading.Lock()
+
+
+def _merged(base: dict, over: dict) -> dict:
+    """`base` with `over` merged in, nested dicts key by key and `over` winning (how Streamlit merges its theme)."""
+    merged = dict(base)
+    for key, value in over.items():
+        kept = merged.get(key)
+        merged[key] = _merged(kept, value) if isinstance(kept, dict) and isinstance(value, dict) else value
+    return merged
+
+
+def themed_spec(fig: go.Figure) -> str:
+    """The figure as the JSON plotly.js draws, themed as Streamlit themes its charts: the theme's layout merged over
+    the figure's template and the colours of Streamlit's default template filled in (the browser sets the title in bold,
+    as Streamlit's element does). Made once per figure object (builders cache figures by content and never change one
+    after building it; sessions share the cache)."""
+    with _themed_lock:
+        kept = _themed.get(id(fig))
+        if kept is not None and kept[0] is fig:
+            return kept[1]
+    spec = fig.to_dict()
+    template = spec["layout"].get("template") or {}
+    themed = {"data": template.get("data", {}), "layout": _merged(template.get("layout", {}), THEME["layout"])}
+    text = pio.to_json({**spec, "layout": {**spec["layout"], "template": themed}}, validate=False)
+    text = _PLACEHOLDER.sub(lambda match: THEME["placeholders"][match.group(0)], text)
+    with _themed_lock:
+        while len(_themed) >= KEPT:
+            del _themed[next(iter(_themed))]
+        _themed[id(fig)] = (fig, text)  # the figure is held, so its id cannot be reused while it is kept
+    return text
+
+
+def payload(fig: go.Figure, *, alt: str, config: dict[str, Any]) -> bytes:
+    """What the element receives: one JSON object holding the figure, its accessible name and plotly's config. Sent
+    as bytes, which Streamlit forwards as they are (a dict would be scanned for data frames, importing pandas)."""
+    head = json.dumps({"alt": alt, "config": config})[:-1]
+    return f'{head}, "figure": {themed_spec(fig)}}}'.encode()
+
+
+def draw(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> None:
+    """Draw a figure full-width under a stable key, with `alt` as the chart's accessible name."""
+    _component(data=payload(fig, alt=alt, config=config), key=key)

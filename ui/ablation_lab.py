@@ -102,6 +102,11 @@ def three_decimals(frame: pd.DataFrame) -> dict[str, object]:
     }
 
 
+def three_places(value: float | None) -> str:
+    """A rate to 3 decimals (0.500, not 0.5), or a dash where there is none (the primer printed no value)."""
+    return NOT_PRINTED if value is None else f"{value:.3f}"
+
+
 def primer_value(value: float | None, fmt: str = ".3f") -> str:
     """A printed primer number, or a dash where the primer printed none."""
     return NOT_PRINTED if value is None else format(value, fmt)
@@ -634,13 +639,10 @@ def brightness_figure() -> go.Figure:
 def collateral_tab(setting: Setting) -> None:
     """⑤ Collateral (bigram) vs targeted (copula) damage per configuration, the primer's values as markers."""
     s = sweep()
-    fig, frame = collateral_views(setting.removed, setting.off)
+    fig, columns, rows = collateral_views(setting.removed, setting.off)
     chart(fig, key="collateral", alt="Bigram top-1 and copula class accuracy per ablation configuration.")
-    three = st.column_config.NumberColumn(format="%.3f")
-    st.dataframe(
-        frame, hide_index=True, width="stretch", column_config={frame.columns[1]: three, frame.columns[3]: three}
-    )
-    download_table(frame, name="collateral vs targeted", key="ablation-collateral")
+    static_table(columns, rows, label="Collateral vs targeted", formats=dict.fromkeys(columns[1:], three_places))
+    download_rows(rows, columns, name="collateral vs targeted", key="ablation-collateral")
     ev = trained_evidence()
     blunt, clean = ev.index(ev.bluntest), ev.index(ev.cleanest)
     explain(
@@ -665,9 +667,12 @@ def collateral_tab(setting: Setting) -> None:
 
 
 @lru_cache(maxsize=32)
-def collateral_views(removed: tuple[HeadKey, ...], off: bool) -> tuple[go.Figure, pd.DataFrame]:
+def collateral_views(
+    removed: tuple[HeadKey, ...], off: bool
+) -> tuple[go.Figure, tuple[str, ...], tuple[tuple[str | float | None, ...], ...]]:
     """Trained model, each single head, the reader's subset (if it is another one) and attention off: both metrics,
-    with the primer's printed values as markers, and the same as a table."""
+    with the primer's printed values as markers, and the same as a table's columns and rows (drawn as plain HTML: a
+    click that changes the subset redraws a few rows, not a data grid; None where the primer printed no value)."""
     s = sweep()
     settings = [((), False), *(((h,), False) for h in HEADS), ((), True)]
     if (removed, off) not in settings and not off:
@@ -691,16 +696,18 @@ def collateral_views(removed: tuple[HeadKey, ...], off: bool) -> tuple[go.Figure
     # values inside the bars, halfway up, so the primer's diamonds near the bar tops do not cover them (once per
     # cached figure, not per rerun)
     fig.update_traces(textposition="inside", insidetextanchor="middle", selector={"type": "bar"})
-    frame = pd.DataFrame(
-        {
-            "configuration": labels,
-            f"top-1 on the {s.n_bigram_slots} bigram slots": [round(s.bigram_top1[k], 3) for k in idx],
-            "primer: bigram": [primer_value(p[0] if p else None) for p in printed],
-            f"right class on the {s.n_copula_slots} copula slots": [round(s.copula_class_accuracy[k], 3) for k in idx],
-            "primer: copula": [primer_value(p[1] if p else None) for p in printed],
-        }
+    columns = (
+        "configuration",
+        f"top-1 on the {s.n_bigram_slots} bigram slots",
+        "primer: bigram",
+        f"right class on the {s.n_copula_slots} copula slots",
+        "primer: copula",
     )
-    return shared(fig), frame
+    rows = tuple(
+        (label, s.bigram_top1[k], p[0] if p else None, s.copula_class_accuracy[k], p[1] if p else None)
+        for label, k, p in zip(labels, idx, printed, strict=True)
+    )
+    return shared(fig), columns, rows
 
 
 # --------------------------------------------------------------------------------------------------- ⑥ beyond

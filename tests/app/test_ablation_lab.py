@@ -332,6 +332,10 @@ def test_collateral_tab_has_both_metrics_and_the_primers_markers():
     primer_bigram = values(fig["data"][2]["y"])
     np.testing.assert_allclose(primer_bigram[[0, 1, 2, 3, 4, 6]], [0.699, 0.417, 0.431, 0.662, 0.690, 0.250])
     assert np.isnan(primer_bigram[5])  # the primer printed no pair
+    header, *rows = static_tables(at)["Collateral vs targeted"]
+    assert header[0] == "configuration" and [row[0] for row in rows] == categories
+    assert rows[1][1:3] == [f"{SWEEP.bigram_top1[index[1]]:.3f}", "0.417"]  # ours and the primer's, 3 decimals
+    assert rows[5][2] == rows[5][4] == "—"  # no printed value for the pair
     at.pills(key="heads").set_value(["L2H2"]).run()
     assert figures(at)[0]["data"][0]["x"] == ["none", "L1H1", "L1H2", "L2H1", "L2H2", "attention off"]
 

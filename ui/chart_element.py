@@ -56,6 +56,19 @@ const FULL_SCREEN = {
   click: (chart) => (document.fullscreenElement === chart ? document.exitFullscreen() : chart.requestFullscreen()),
 };
 
+// The margins plotly settled on when it last drew each chart (by key), kept while the tab is open. Streamlit's theme
+// lets every axis grow its margin to fit its labels (automargin); plotly then draws a chart a second time with the
+// grown margins. Starting a chart from the margins it settled on before, it draws once.
+const SETTLED = new Map();
+
+function startingMargins(key, margin) {
+  const settled = SETTLED.get(key);
+  if (!settled) return margin;
+  const grown = { ...margin };
+  for (const side of ["l", "r", "t", "b"]) grown[side] = Math.max(margin[side] ?? 0, settled[side]);
+  return grown;
+}
+
 function height(chart) {
   return document.fullscreenElement === chart ? window.innerHeight : chart.height;
 }
@@ -78,7 +91,7 @@ export default function (component) {
   const cleanup = () => chart.resizer.disconnect();
   if (chart.sent === text) return cleanup;
   chart.sent = text;
-  const { alt, config, figure } = JSON.parse(text);
+  const { alt, config, key, figure } = JSON.parse(text);
   chart.setAttribute("aria-label", alt);
   const title = figure.layout.title;
   if (title && title.text) title.text = "<b>" + title.text + "</b>";
@@ -87,8 +100,12 @@ export default function (component) {
   plotly().then((Plotly) => {
     if (chart.sent !== text) return;  // a newer figure came while plotly.js was loading: draw that one
     chart.drawn = true;
-    const layout = { ...figure.layout, height: height(chart) };
-    return Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToAdd: [FULL_SCREEN] });
+    const margin = startingMargins(key, figure.layout.margin || {});
+    const layout = { ...figure.layout, margin, height: height(chart) };
+    return Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToAdd: [FULL_SCREEN] }).then(() => {
+      const { l, r, t, b } = chart._fullLayout._size;
+      SETTLED.set(key, { l, r, t, b });
+    });
   }).catch((error) => { chart.textContent = String(error); });
   return cleanup;
 }
@@ -130,13 +147,14 @@ def themed_spec(fig: go.Figure) -> str:
     return text
 
 
-def payload(fig: go.Figure, *, alt: str, config: dict[str, Any]) -> bytes:
-    """What the element receives: one JSON object holding the figure, its accessible name and plotly's config. Sent
-    as bytes, which Streamlit forwards as they are (a dict would be scanned for data frames, importing pandas)."""
-    head = json.dumps({"alt": alt, "config": config})[:-1]
+def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> bytes:
+    """What the element receives: one JSON object holding the figure, the chart's key, its accessible name and
+    plotly's config. Sent as bytes, which Streamlit forwards as they are (a dict would be scanned for data frames,
+    importing pandas)."""
+    head = json.dumps({"alt": alt, "config": config, "key": key})[:-1]
     return f'{head}, "figure": {themed_spec(fig)}}}'.encode()
 
 
 def draw(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> None:
     """Draw a figure full-width under a stable key, with `alt` as the chart's accessible name."""
-    _component(data=payload(fig, alt=alt, config=config), key=key)
+    _component(data=payload(fig, key=key, alt=alt, config=config), key=key)

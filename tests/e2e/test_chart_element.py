@@ -57,3 +57,25 @@ def test_full_screen_fills_the_screen_and_comes_back(server, watch):
     watch.page.evaluate("() => document.exitFullscreen()")
     watch.page.wait_for_function(f"() => document.querySelector('{CHART}')._fullLayout.height === 560")
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_redrawn_chart_starts_from_the_margins_plotly_settled_on(server, watch):
+    """The cost page's chart grows its left and bottom margins to fit its labels (the figure asks for 10 px); the
+    next draw starts from those, so plotly draws it once instead of twice."""
+    cost = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+    watch.open(server.url(cost.url_path), cost.landmark)
+    chart = watch.page.locator(".st-key-kv-context .primer-chart")
+    chart.locator(".main-svg").first.wait_for(timeout=30_000)
+    settled = chart.evaluate("c => ({l: c._fullLayout._size.l, b: c._fullLayout._size.b})")
+    assert settled["l"] > 10 and settled["b"] > 10
+    watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']").click()
+    watch.page.wait_for_function(  # the context marker moves to the new T
+        "() => document.querySelector('.st-key-kv-context .primer-chart').layout.annotations"
+        ".some(a => a.text === 'T = 33,792')",
+        timeout=30_000,
+    )
+    watch.settle()
+    margin = chart.evaluate("c => c.layout.margin")
+    assert margin["l"] == settled["l"] and margin["b"] == settled["b"]
+    assert watch.errors == [], watch.errors

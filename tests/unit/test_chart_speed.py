@@ -4,13 +4,10 @@ tens of milliseconds while a click's last messages waited)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import tomllib
-from pathlib import Path
 
 import numpy as np
-import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -71,15 +68,6 @@ def test_the_theme_follows_the_apps_streamlit_theme():
     assert layout["title"]["font"]["color"] == theme["textColor"]
     assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == theme["backgroundColor"]
     assert layout["title"]["font"]["size"] == theme["baseFontSize"]
-
-
-def test_the_served_plotly_js_is_the_one_the_plotly_package_ships():
-    shipped = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    served = chart_element.PLOTLY_JS
-    assert hashlib.sha256(served.read_bytes()).digest() == hashlib.sha256(shipped.read_bytes()).digest()
-    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
-    assert config["server"]["enableStaticServing"] is True
-    assert served.parent == ROOT / "static" and "app/static/plotly.min.js" in chart_element.JS
 
 
 def test_no_forced_garbage_collection_after_each_run():

@@ -19,6 +19,8 @@ from ui.navigation import GLOSSARY, PAGES
 # Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
 # and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
 # Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view.
+# Metric cards (ui/metric_cards.py): st.metric's look, three to a row (two on a phone); the "?" shows its help text on
+# hover, focus and tap.
 PAGE_CSS = """
 [data-testid="stCaptionContainer"] { color: #51565c; opacity: 1; }
 .static-table { overflow-x: auto; border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; }
@@ -32,8 +34,24 @@ PAGE_CSS = """
 .static-table td.num { white-space: nowrap; }
 .static-table tbody th { position: sticky; left: 0; background: #fff; }
 .static-table thead th:first-child { position: sticky; left: 0; }
+.metric-cards { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 1rem; }
+.metric-cards p { margin: 0; }
+.metric-label { position: relative; display: flex; align-items: center; gap: 0.4rem; font-size: 0.875rem; }
+.metric-help { all: unset; box-sizing: border-box; display: inline-flex; align-items: center; justify-content: center;
+  width: 1.1rem; height: 1.1rem; border: 1.5px solid #51565c; border-radius: 50%; color: #51565c;
+  font-size: 0.7rem; font-weight: 600; cursor: help; }
+.metric-help:focus-visible { outline: 2px solid #1f5f99; outline-offset: 2px; }
+.metric-help-text { display: none; position: absolute; z-index: 10; top: 100%; left: 0; margin-top: 0.4rem;
+  width: max-content; max-width: min(20rem, 80vw); padding: 0.5rem 0.75rem; border-radius: 0.5rem;
+  background: #1b1f24; color: #ffffff; font-size: 0.8rem; line-height: 1.4; }
+.metric-help:hover + .metric-help-text, .metric-help:focus + .metric-help-text { display: block; }
+.metric-value { padding: 0.2rem 0; font-size: 2.25rem; line-height: 1.3; color: #1b1f24; }
+.metric-note, .metric-footnote { font-size: 0.875rem; color: #51565c; }
+.metric-footnote { margin: 0.75rem 0 0; }
 @media (max-width: 640px) {
   .js-plotly-plot .gtitle { font-size: 13px !important; }
+  .metric-cards { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  .metric-value { font-size: 1.6rem; }
   .static-table th, .static-table td { max-width: 11rem; }
   .st-key-answer-first > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {
     flex-direction: column-reverse; }

@@ -11,14 +11,7 @@ from ui.briefing import Briefing, Chart
 
 def headline(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[tuple[str, str]]:
     """The page's six headline numbers, as label and value."""
-    return [
-        ("KV per token", show.size(plan.kv_per_token).split(" = ")[0]),
-        ("KV per user", show.gb(plan.kv_per_user)),
-        (f"KV for {dep.users:,} users", show.gb(plan.kv_total)),
-        ("GPUs needed", f"{plan.gpus_needed:,}" if plan.gpus_needed else "does not fit"),
-        ("Users per GPU", f"{plan.users_per_gpu:,.2f}"),
-        ("$ per 1M output tokens (best case)", show.money(plan.cost_per_million)),
-    ]
+    return [(card.label, card.value) for card in show.headline_cards(config, dep, plan)]
 
 
 def sentences(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[str]:

@@ -29,6 +29,7 @@ from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
+from ui.metric_cards import Card, metric_cards
 from ui.static_table import Cell, static_table
 from ui.widgets import OnFirstUse, chart, download_csv, download_rows, explain
 
@@ -291,54 +292,77 @@ def _cost_chart(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> tup
 
 
 # --------------------------------------------------------------------------------------------------- sections
-def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
-    """The six headline numbers: KV per token, per user, for all users; GPUs, users per model copy, $ per 1M tokens.
+BYTE_UNITS = (
+    "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory). "
+    "The same 16 GiB reads as 17.18 GB."
+)
 
-    `auto`: the GPUs per copy were chosen by the page (the fewest that hold the model), which the caption says."""
-    needed_tp = None if result.fits else kv.smallest_tp(config, dep)
-    st.subheader(f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}")
-    m = [*st.columns(3), *st.columns(3)]
+
+def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> list[Card]:
+    """The six headline numbers: KV per token, per user, for all users; GPUs, users per model copy, $ per 1M tokens.
+    The page and its briefing both show these.
+
+    `auto`: the GPUs per copy were chosen by the page (the fewest that hold the model), which the GPUs' line says."""
     per_token = size(result.kv_per_token).split(" = ")
-    m[0].metric(
-        "KV per token",
-        per_token[0],
-        help="Bytes one more token adds to the cache, over all layers (before any sliding-window cap).",
-    )
-    m[0].caption(f"= {per_token[1]} ({result.kv_per_token:,.0f} bytes)")
-    m[1].metric("KV per user", gb(result.kv_per_user), help="One conversation at the full context T, all layers.")
-    m[1].caption(f"= {kv.to_gib(result.kv_per_user):,.2f} GiB (binary, 2³⁰ bytes)")
-    m[2].metric(
-        f"KV for {plural(dep.users, 'user')}",
-        gb(result.kv_total),
-        help="All users' caches on all GPUs, including copies made by tensor parallelism.",
-    )
-    m[2].caption(f"= {kv.to_gib(result.kv_total):,.2f} GiB")
     if result.gpus_needed:
-        m[3].metric("GPUs needed", f"{result.gpus_needed:,}", help="GPUs per copy × copies needed for all users.")
         who = "the fewest that hold it, set by the page" if auto else "your choice"
-        m[3].caption(f"{plural(result.replicas, 'copy', 'copies')} × {_gpus(dep.tp)} ({who})")
+        gpus = Card(
+            "GPUs needed",
+            f"{result.gpus_needed:,}",
+            f"{plural(result.replicas, 'copy', 'copies')} × {_gpus(dep.tp)} ({who})",
+            "GPUs per copy × copies needed for all users.",
+        )
     else:
-        m[3].metric("GPUs needed", "does not fit", help="Weights plus one user exceed the engine's memory budget.")
-        m[3].caption(f"needs ≥ {needed_tp} GPUs per copy" if needed_tp else "even 64 GPUs per copy are not enough")
-    m[4].metric(
-        "Users per model copy",
-        f"{result.max_users:,}",
-        help="The most conversations one copy holds at once at this context (memory for the KV cache).",
-    )
-    m[4].caption(f"on {_gpus(dep.tp)}")
-    m[5].metric(
-        "$ per 1M output tokens",
-        money(result.cost_per_million),
-        help="Best case for the load: all users decoding at the full context in full batches, no queueing or idle "
-        "time, at the calibrated speed (an estimate: see the Calibration section).",
-    )
+        needed_tp = kv.smallest_tp(config, dep)
+        gpus = Card(
+            "GPUs needed",
+            "does not fit",
+            f"needs ≥ {needed_tp} GPUs per copy" if needed_tp else "even 64 GPUs per copy are not enough",
+            "Weights plus one user exceed the engine's memory budget.",
+        )
     rate = result.tokens_per_second
     speed = f"about {rate:,.0f} tokens/s per copy" if rate else "no batch fits"
-    m[5].caption(f"best case, at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}")
-    st.caption(
-        "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory). "
-        "The same 16 GiB reads as 17.18 GB."
-    )
+    return [
+        Card(
+            "KV per token",
+            per_token[0],
+            f"= {per_token[1]} ({result.kv_per_token:,.0f} bytes)",
+            "Bytes one more token adds to the cache, over all layers (before any sliding-window cap).",
+        ),
+        Card(
+            "KV per user",
+            gb(result.kv_per_user),
+            f"= {kv.to_gib(result.kv_per_user):,.2f} GiB (binary, 2³⁰ bytes)",
+            "One conversation at the full context T, all layers.",
+        ),
+        Card(
+            f"KV for {plural(dep.users, 'user')}",
+            gb(result.kv_total),
+            f"= {kv.to_gib(result.kv_total):,.2f} GiB",
+            "All users' caches on all GPUs, including copies made by tensor parallelism.",
+        ),
+        gpus,
+        Card(
+            "Users per model copy",
+            f"{result.max_users:,}",
+            f"on {_gpus(dep.tp)}",
+            "The most conversations one copy holds at once at this context (memory for the KV cache).",
+        ),
+        Card(
+            "$ per 1M output tokens (best case)",
+            money(result.cost_per_million),
+            f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}",
+            "All users decoding at the full context in full batches, no queueing or idle time, at the calibrated "
+            "speed (an estimate: see the Calibration section). Real serving costs more.",
+        ),
+    ]
+
+
+def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
+    """The scenario in one line and its six headline numbers, drawn as one element (ui/metric_cards.py)."""
+    st.subheader(f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}")
+    cards = headline_cards(config, dep, result, auto)
+    metric_cards(cards, label="Headline numbers", key="kv-headline", footnote=BYTE_UNITS)
 
 
 def context_warning(config: ModelConfig, context: int) -> None:

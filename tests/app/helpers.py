@@ -85,3 +85,44 @@ def static_tables(at: AppTest) -> dict[str, list[list[str]]]:
             cells.feed(element.proto.body)
             tables[found.group(1)] = cells.rows
     return tables
+
+
+class _Cards(HTMLParser):
+    """Collects metric cards' texts by class (ui/metric_cards.py): one dict per card, text as shown (unescaped)."""
+
+    PARTS = ("metric-label", "metric-help", "metric-help-text", "metric-value", "metric-note")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cards: list[dict[str, str]] = []
+        self._part: list[tuple[str, int]] = []  # (part, depth) of open parts; text goes to the innermost one
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self._depth += 1
+        classes = dict(attrs).get("class", "")
+        if classes == "metric-card":
+            self.cards.append(dict.fromkeys(self.PARTS, ""))
+        elif classes in self.PARTS:
+            self._part.append((classes, self._depth))
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._part and self._part[-1][1] == self._depth:
+            self._part.pop()
+        self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._part and self.cards:
+            self.cards[-1][self._part[-1][0]] += data
+
+
+def metric_cards(at: AppTest) -> list[dict[str, str]]:
+    """Every metric card on the page (ui/metric_cards.py), in page order: its label, value, note and help text
+    (`metric-help` is the "?" button's own text)."""
+    cards = []
+    for element in at.get("html"):
+        if 'class="metric-cards"' in element.proto.body:
+            parser = _Cards()
+            parser.feed(element.proto.body)
+            cards += parser.cards
+    return cards

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +16,8 @@ from core import kv_cache as kv
 from core import serving as sv
 from core.model_config import param_count, presets
 from tests.app.helpers import chart_specs as figures
+from tests.app.helpers import metric_cards, shown, static_tables
 from tests.app.helpers import numbers as values
-from tests.app.helpers import shown, static_tables
 from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,11 +27,20 @@ P = presets()
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    """Every number the page shows as a metric: the headline's cards and the planner sections' st.metric."""
+    return {card["metric-label"]: card["metric-value"] for card in metric_cards(at)} | {
+        m.label: m.value for m in at.metric
+    }
 
 
 def captions(at: AppTest) -> str:
-    return "\n".join(c.value for c in at.caption)
+    """The page's small print: captions, the lines under the headline's numbers and the headline's footnote."""
+    footnotes = [
+        html.unescape(text)
+        for element in at.get("html")
+        for text in re.findall(r'<p class="metric-footnote">(.*?)</p>', element.proto.body)
+    ]
+    return "\n".join([c.value for c in at.caption] + [card["metric-note"] for card in metric_cards(at)] + footnotes)
 
 
 def open_fields(at: AppTest, is_open: bool = True) -> AppTest:
@@ -92,7 +102,7 @@ def test_headline_matches_the_engine(at):
     shown = metrics(at)
     assert shown["GPUs needed"] == f"{plan.gpus_needed:,}"
     assert shown["Users per model copy"] == f"{plan.max_users:,}"
-    assert shown["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
+    assert shown["$ per 1M output tokens (best case)"] == f"${plan.cost_per_million:,.2f}"
     assert shown[f"KV for {16:,} users"] == gb(plan.kv_total)
 
 
@@ -133,11 +143,11 @@ def test_gpu_and_tensor_parallelism_change_users(at):
 
 def test_price_and_weight_bits_change_cost(at):
     at.number_input(key="price").set_value(5.0).run()
-    doubled = metrics(at)["$ per 1M output tokens"]
+    doubled = metrics(at)["$ per 1M output tokens (best case)"]
     plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=5.0))
     assert doubled == f"${plan.cost_per_million:,.2f}"
     at.selectbox(key="w_bits").set_value(4).run()
-    assert metrics(at)["$ per 1M output tokens"] != doubled
+    assert metrics(at)["$ per 1M output tokens (best case)"] != doubled
 
 
 def test_gpus_per_copy_follow_the_model_unless_the_reader_sets_them(at):
@@ -491,7 +501,7 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
     dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], utilisation=0.8, efficiency=0.5)
     plan = kv.plan(P["primer-7b"], dep)
     assert metrics(app)["Users per model copy"] == f"{plan.max_users:,}"
-    assert metrics(app)["$ per 1M output tokens"] == f"${plan.cost_per_million:,.2f}"
+    assert metrics(app)["$ per 1M output tokens (best case)"] == f"${plan.cost_per_million:,.2f}"
     app.session_state[ENGINE_OPEN] = True
     app.run()
     assert app.slider(key="util").value == 0.8 and app.slider(key="eff").value == 0.5
@@ -764,3 +774,26 @@ def test_a_bad_typed_model_field_is_named_and_the_model_kept(at):
     assert metrics(at) == before and at.selectbox(key="model").value == "primer-7b"  # nothing switched to Custom
     at.number_input(key="f_n_layers").set_value(40.0).run()
     assert at.selectbox(key="model").value == "custom" and at.query_params["f_n_layers"] == "40"
+
+
+def test_the_headline_is_one_element_whose_every_number_says_what_it_is(at):
+    cards = metric_cards(at)
+    assert [card["metric-label"] for card in cards] == [
+        "KV per token",
+        "KV per user",
+        "KV for 16 users",
+        "GPUs needed",
+        "Users per model copy",
+        "$ per 1M output tokens (best case)",
+    ]
+    assert all(card["metric-help-text"] and card["metric-help"] == "?" for card in cards)
+    assert len([e for e in at.get("html") if 'class="metric-cards"' in e.proto.body]) == 1 and not at.metric
+    assert "Real serving costs more." in cards[-1]["metric-help-text"]
+
+
+def test_the_briefing_shows_the_headline_the_page_shows(at):
+    from ui import kv_briefing
+
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    listed = kv_briefing.headline(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]), plan)
+    assert listed == [(card["metric-label"], card["metric-value"]) for card in metric_cards(at)]

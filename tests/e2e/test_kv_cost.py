@@ -18,9 +18,9 @@ SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 
 
 def metric(watch: PageWatch, label: str) -> str:
-    """The value shown by the headline metric with this label."""
-    box = watch.page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    """The value shown by the number with this label: a headline card (ui/metric_cards.py) or a section's metric."""
+    box = watch.page.locator('.metric-card, [data-testid="stMetric"]').filter(has_text=label).first
+    return box.locator('.metric-value, [data-testid="stMetricValue"]').inner_text().strip()
 
 
 def gb(n_bytes: float) -> str:
@@ -283,3 +283,19 @@ def test_a_bad_typed_context_is_named_and_the_headline_kept(server, watch):
     assert metric(watch, "KV per user") == "17.18 GB"
     assert watch.page.locator('[data-testid="stAlert"]').filter(has_text="Context per user T (tokens)").count() == 0
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_headline_numbers_help_shows_on_hover_on_focus_and_on_tap(server, browser, watch):
+    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    card = watch.page.locator(".metric-card").filter(has_text="KV per user").first
+    button, tip = card.get_by_role("button", name="What is KV per user?"), card.locator(".metric-help-text")
+    assert tip.is_hidden() and "One conversation" in (button.get_attribute("aria-describedby") and tip.inner_text())
+    button.hover()
+    assert tip.is_visible() and tip.inner_text().startswith("One conversation at the full context")
+    watch.page.mouse.move(0, 0)
+    assert tip.is_hidden()
+    button.focus()  # a keyboard's Tab, and a tap on a phone, focus the button
+    assert tip.is_visible()
+    box, shown = card.bounding_box(), tip.bounding_box()
+    assert shown["y"] >= box["y"] and shown["width"] > 100

@@ -70,6 +70,18 @@ function startingMargins(key, margin) {
   return grown;
 }
 
+// The charts one rerun changes are drawn one at a time with a paint between them: the first changed chart shows as
+// soon as it is drawn instead of when the last one is. A chart with none in progress draws at once.
+const afterPaint = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+let turn = null;
+
+function inTurn(draw) {
+  const run = turn ? turn.then(afterPaint).then(draw) : Promise.resolve().then(draw);
+  const mine = run.catch(() => {}).then(() => { if (turn === mine) turn = null; });
+  turn = mine;
+  return run;
+}
+
 function height(chart) {
   return document.fullscreenElement === chart ? window.innerHeight : chart.height;
 }
@@ -98,8 +110,8 @@ export default function (component) {
   if (title && title.text) title.text = "<b>" + title.text + "</b>";
   chart.height = figure.layout.height || 450;
   chart.style.minHeight = chart.height + "px";
-  plotly().then((Plotly) => {
-    if (chart.sent !== text) return;  // a newer figure came while plotly.js was loading: draw that one
+  plotly().then((Plotly) => inTurn(() => {
+    if (chart.sent !== text) return;  // a newer figure came while this one waited: draw that one
     chart.drawn = true;
     const margin = startingMargins(key, figure.layout.margin || {});
     const layout = { ...figure.layout, margin, height: height(chart) };
@@ -107,7 +119,7 @@ export default function (component) {
       const { l, r, t, b } = chart._fullLayout._size;
       SETTLED.set(key, { l, r, t, b });
     });
-  }).catch((error) => { chart.textContent = String(error); });
+  })).catch((error) => { chart.textContent = String(error); });
   return cleanup;
 }
 """

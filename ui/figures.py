@@ -221,7 +221,9 @@ def heatmap_panels(
     layout: dict = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 16}},
         "height": height,
-        "margin": {"l": 10, "r": 10, "t": 70 + 22 * title.count("<br>"), "b": 40},
+        # The panels' column numbers sit above them: each extra title line needs room for itself and for plotly's
+        # centring of the title in the margin, or its last line runs into those numbers.
+        "margin": {"l": 10, "r": 10, "t": 70 + 40 * title.count("<br>"), "b": 40},
         "font": FONT,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "annotations": [],

@@ -110,11 +110,20 @@ export default function (component) {
   if (title && title.text) title.text = "<b>" + title.text + "</b>";
   chart.height = figure.layout.height || 450;
   chart.style.minHeight = chart.height + "px";
+  // plotly takes every data array it is handed anew as changed and recomputes the whole chart, unless the layout
+  // carries a data revision: a figure whose data is the same as the last one's (only a marker, a line or a title
+  // moved) keeps the revision, and plotly redraws only what changed in the layout.
+  const dataText = JSON.stringify(figure.data);
+  if (dataText !== chart.dataText) {
+    chart.dataText = dataText;
+    chart.revision = (chart.revision || 0) + 1;
+  }
+  const revision = chart.revision;
   plotly().then((Plotly) => inTurn(() => {
     if (chart.sent !== text) return;  // a newer figure came while this one waited: draw that one
     chart.drawn = true;
     const margin = startingMargins(key, figure.layout.margin || {});
-    const layout = { ...figure.layout, margin, height: height(chart) };
+    const layout = { ...figure.layout, margin, height: height(chart), datarevision: revision };
     return Plotly.react(chart, figure.data, layout, { ...config, modeBarButtonsToAdd: [FULL_SCREEN] }).then(() => {
       const { l, r, t, b } = chart._fullLayout._size;
       SETTLED.set(key, { l, r, t, b });

@@ -79,3 +79,31 @@ def test_a_redrawn_chart_starts_from_the_margins_plotly_settled_on(server, watch
     margin = chart.evaluate("c => c.layout.margin")
     assert margin["l"] == settled["l"] and margin["b"] == settled["b"]
     assert watch.errors == [], watch.errors
+
+
+COST = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+KV_CHART = ".st-key-kv-context .primer-chart"
+REVISION = f"() => document.querySelector('{KV_CHART}').layout.datarevision"
+LINE = f"() => document.querySelector('{KV_CHART}').querySelector('.scatterlayer .trace path').getAttribute('d')"
+MARKER = f"() => document.querySelector('{KV_CHART}').layout.shapes[0].x0"
+
+
+@pytest.mark.e2e
+def test_a_redraw_with_the_same_data_keeps_its_data_revision_and_new_data_gets_a_new_one(server, watch):
+    # The context moves only the chart's T marker: its lines are the same data, which plotly then does not recompute.
+    watch.open(server.url(COST.url_path), COST.landmark)
+    watch.page.locator(f"{KV_CHART} .main-svg").first.wait_for(timeout=30_000)
+    revision, line = watch.page.evaluate(REVISION), watch.page.evaluate(LINE)
+    assert isinstance(revision, int), revision
+    watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']").click()
+    watch.page.wait_for_function(f"() => {MARKER[6:]} === 33792", timeout=30_000)
+    watch.settle()
+    assert watch.page.evaluate(REVISION) == revision and watch.page.evaluate(LINE) == line
+    # Past 512K tokens the sweep runs to twice the context: new data in the same plot, a new revision, new lines.
+    context = watch.page.get_by_label("Context per user T (tokens)", exact=True)
+    context.fill("600000")
+    context.press("Enter")
+    watch.page.wait_for_function(f"() => {MARKER[6:]} === 600000", timeout=30_000)
+    watch.settle()
+    assert watch.page.evaluate(REVISION) == revision + 1 and watch.page.evaluate(LINE) != line
+    assert watch.errors == [], watch.errors

@@ -61,7 +61,7 @@ def test_cost_page_shows_its_answer_before_its_inputs_on_a_phone(server, phone):
     first_input = top(phone, phone.page.get_by_test_id("stSelectbox"))
     assert answer < first_input
     assert "GB of" in phone.page.locator(".st-key-lead").inner_text()
-    assert top(phone, phone.page.get_by_test_id("stMetric")) < first_input  # the headline numbers too
+    assert top(phone, phone.page.locator(".metric-cards")) < first_input  # the headline numbers too
 
 
 @pytest.mark.e2e

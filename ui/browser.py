@@ -42,15 +42,18 @@ PAGE_CSS = """
   font-size: 0.7rem; font-weight: 600; cursor: help; }
 .metric-help:focus-visible { outline: 2px solid #1f5f99; outline-offset: 2px; }
 .metric-help-text { display: none; position: absolute; z-index: 10; top: 100%; left: 0; margin-top: 0.4rem;
-  width: max-content; max-width: min(20rem, 80vw); padding: 0.5rem 0.75rem; border-radius: 0.5rem;
+  width: max-content; max-width: min(20rem, 85vw); padding: 0.5rem 0.75rem; border-radius: 0.5rem;
   background: #1b1f24; color: #ffffff; font-size: 0.8rem; line-height: 1.4; }
 .metric-help:hover + .metric-help-text, .metric-help:focus + .metric-help-text { display: block; }
+.metric-card:nth-child(3n) .metric-help-text { left: auto; right: 0; }  /* the last column's opens leftwards */
 .metric-value { padding: 0.2rem 0; font-size: 2.25rem; line-height: 1.3; color: #1b1f24; }
 .metric-note, .metric-footnote { font-size: 0.875rem; color: #51565c; }
 .metric-footnote { margin: 0.75rem 0 0; }
 @media (max-width: 640px) {
   .js-plotly-plot .gtitle { font-size: 13px !important; }
   .metric-cards { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  .metric-card:nth-child(3n) .metric-help-text { left: 0; right: auto; }
+  .metric-card:nth-child(2n) .metric-help-text { left: auto; right: 0; }
   .metric-value { font-size: 1.6rem; }
   .static-table th, .static-table td { max-width: 11rem; }
   .st-key-answer-first > [data-testid="stLayoutWrapper"] > [data-testid="stHorizontalBlock"] {

@@ -299,3 +299,9 @@ def test_a_headline_numbers_help_shows_on_hover_on_focus_and_on_tap(server, brow
     assert tip.is_visible()
     box, shown = card.bounding_box(), tip.bounding_box()
     assert shown["y"] >= box["y"] and shown["width"] > 100
+    main = watch.page.get_by_test_id("stMain").bounding_box()
+    for index in range(6):  # each card's help opens inside the page, the last column's leftwards
+        other = watch.page.locator(".metric-card").nth(index)
+        other.get_by_role("button").hover()
+        opened = other.locator(".metric-help-text").bounding_box()
+        assert main["x"] <= opened["x"] and opened["x"] + opened["width"] <= main["x"] + main["width"], (index, opened)

@@ -65,6 +65,23 @@ def test_cost_page_shows_its_answer_before_its_inputs_on_a_phone(server, phone):
 
 
 @pytest.mark.e2e
+def test_a_tap_on_each_headline_help_shows_it_inside_the_screen(server, phone):
+    spec = next(s for s in PAGES if s.url_path == "kv_cost")
+    phone.open(server.url(spec.url_path), spec.landmark)
+    cards = phone.page.locator(".metric-card")
+    assert cards.count() == 6
+    for index in range(6):
+        card = cards.nth(index)
+        card.get_by_role("button").tap()
+        tip = card.locator(".metric-help-text")
+        tip.wait_for(state="visible", timeout=5_000)
+        box = tip.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, (index, box)
+        phone.page.locator("h1").first.tap()  # a tap elsewhere closes it
+        tip.wait_for(state="hidden", timeout=5_000)
+
+
+@pytest.mark.e2e
 def test_trace_shows_the_matrix_before_the_step_list_on_a_phone(server, phone):
     spec = next(s for s in PAGES if s.url_path == "two_layer_trace")
     phone.open(server.url(spec.url_path), spec.landmark)

@@ -10,6 +10,8 @@ from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 CHART = ".st-key-window .primer-chart"
+COST = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
+KV_CHART = ".st-key-kv-context .primer-chart"
 BUTTONS = "charts => [...charts[0].querySelectorAll('.modebar-btn')].map(b => b.dataset.title)"
 
 
@@ -63,16 +65,14 @@ def test_full_screen_fills_the_screen_and_comes_back(server, watch):
 def test_a_redrawn_chart_starts_from_the_margins_plotly_settled_on(server, watch):
     """The cost page's chart grows its left and bottom margins to fit its labels (the figure asks for 10 px); the
     next draw starts from those, so plotly draws it once instead of twice."""
-    cost = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
-    watch.open(server.url(cost.url_path), cost.landmark)
-    chart = watch.page.locator(".st-key-kv-context .primer-chart")
+    watch.open(server.url(COST.url_path), COST.landmark)
+    chart = watch.page.locator(KV_CHART)
     chart.locator(".main-svg").first.wait_for(timeout=30_000)
     settled = chart.evaluate("c => ({l: c._fullLayout._size.l, b: c._fullLayout._size.b})")
     assert settled["l"] > 10 and settled["b"] > 10
     watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']").click()
     watch.page.wait_for_function(  # the context marker moves to the new T
-        "() => document.querySelector('.st-key-kv-context .primer-chart').layout.annotations"
-        ".some(a => a.text === 'T = 33,792')",
+        f"() => document.querySelector('{KV_CHART}').layout.annotations.some(a => a.text === 'T = 33,792')",
         timeout=30_000,
     )
     watch.settle()
@@ -81,8 +81,6 @@ def test_a_redrawn_chart_starts_from_the_margins_plotly_settled_on(server, watch
     assert watch.errors == [], watch.errors
 
 
-COST = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
-KV_CHART = ".st-key-kv-context .primer-chart"
 REVISION = f"() => document.querySelector('{KV_CHART}').layout.datarevision"
 LINE = f"() => document.querySelector('{KV_CHART}').querySelector('.scatterlayer .trace path').getAttribute('d')"
 MARKER = f"() => document.querySelector('{KV_CHART}').layout.shapes[0].x0"

@@ -43,8 +43,7 @@ result = kv.plan(config, deployment)
 load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its section is closed
 
 with answer:
-    st.markdown(leads.kv_cost(config, deployment, result))
-    show.headline(config, deployment, result, auto=scenario.tp_is_auto())
+    show.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=scenario.tp_is_auto())
 show.context_warning(config, deployment.context)
 show.formula(config, deployment, result)
 

@@ -177,6 +177,10 @@ def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> by
     return f'{head}, "figure": {themed_spec(fig)}}}'.encode()
 
 
-def draw(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> None:
-    """Draw a figure full-width under a stable key, with `alt` as the chart's accessible name."""
-    _component(data=payload(fig, key=key, alt=alt, config=config), key=key)
+def draw(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], slot: str | None = None) -> None:
+    """Draw a figure full-width under a stable key, with `alt` as the chart's accessible name.
+
+    `slot`, when given, is the element's key instead: figures that take turns in one place on the page (one step's
+    matrices, then another's) then update the plot already there (Plotly.react) rather than remove it and build a new
+    one; `key` still names the figure, whose settled margins the browser keeps."""
+    _component(data=payload(fig, key=key, alt=alt, config=config), key=slot or key)

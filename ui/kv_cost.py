@@ -358,9 +358,11 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
     ]
 
 
-def headline(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
-    """The scenario in one line and its six headline numbers, drawn as one element (ui/metric_cards.py)."""
-    st.subheader(f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}")
+def headline(lead: str, config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
+    """The page's answer (`lead`) with the scenario as a heading under it, one markdown element, then the six headline
+    numbers as one more (ui/metric_cards.py): the first screen costs two elements per rerun."""
+    title = f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}"
+    st.markdown(f"{lead}\n\n### {title}")
     cards = headline_cards(config, dep, result, auto)
     metric_cards(cards, label="Headline numbers", key="kv-headline", footnote=BYTE_UNITS)
 
@@ -390,8 +392,8 @@ def compared_beyond_context(compared: Compared) -> None:
 
 
 def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
-    """The primer's KV formula in symbols, then with the reader's numbers, then the result in both units."""
-    st.subheader("The primer's formula with your numbers")
+    """The primer's KV formula in symbols, then with the reader's numbers, then the result in both units: one
+    markdown element (heading, two display formulas, the sentence), as every element costs each rerun."""
     t, b = dep.context, kv.element_bytes(dep.kv_dtype)
     exact = kv.kv_bytes_per_sequence(config, t, dep.kv_dtype)
     if config.is_mla:
@@ -426,9 +428,9 @@ def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
             "The primer writes h for the heads; with grouped-query attention only the n_kv KV heads are stored, "
             f"here {config.n_kv_heads} of {config.n_heads}."
         )
-    st.latex(symbols)
-    st.latex(numbers.replace(",", "{,}"))
     st.markdown(
+        "### The primer's formula with your numbers\n\n"
+        f"$$\n{symbols}\n$$\n\n$$\n{numbers.replace(',', '{,}')}\n$$\n\n"
         f"= **{exact:,.0f} bytes = {kv.to_gb(exact):,.2f} GB** (decimal, 10⁹) **= {kv.to_gib(exact):,.2f} GiB** "
         f"(binary, 2³⁰) for one user. {note} With blocks of {dep.block} tokens the engine allocates "
         f"{result.tokens_allocated:,.0f} tokens per user ({result.tokens_allocated - t:,.0f} of rounding)."
@@ -615,13 +617,13 @@ def comparison_table(compared: Compared) -> None:
     dep, t = compared[0][2], compared[0][2].context
     columns, rows = _comparison(compared)
     st.subheader("Side by side")
-    static_table(columns, rows, label="Side by side", formats={COST_COLUMN: money})
-    download_rows(rows, columns, name="comparison", key="kv-comparison")
-    st.caption(
+    footnote = (
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {plural(dep.users, 'user')}; compared models at your GPUs per copy, or the smallest number "
         "that holds them."
     )
+    static_table(columns, rows, label="Side by side", formats={COST_COLUMN: money}, footnote=footnote)
+    download_rows(rows, columns, name="comparison", key="kv-comparison")
 
 
 def finance(config: ModelConfig, dep: kv.Deployment, effects: kv.BudgetEffects) -> None:

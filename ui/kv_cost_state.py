@@ -713,12 +713,11 @@ def section_picker() -> str | None:
         SECTIONS,
         key=SECTION,
         bind="query-params",
-        help="Workload and bill: GPUs and the monthly bill for your traffic. Build vs buy: the same traffic against "
-        "an API's prices. Calibration: the time model against measured servers. Budget: what each lever saves. "
-        "Model anatomy: where the bytes go. Sources: where every figure comes from.",
+        help="Pick a section to open it below; the link then opens it too. Workload and bill: GPUs and the monthly "
+        "bill for your traffic. Build vs buy: the same traffic against an API's prices. Calibration: the time model "
+        "against measured servers. Budget: what each lever saves. Model anatomy: where the bytes go. Sources: where "
+        "every figure comes from.",
     )
-    if picked is None:
-        st.caption("Pick a section to open it below; the link then opens it too.")
     return picked
 
 

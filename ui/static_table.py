@@ -11,7 +11,7 @@ import html
 import io
 from collections.abc import Callable, Mapping, Sequence
 
-import streamlit as st
+from ui import browser
 
 Cell = str | int | float | None
 Rows = Sequence[Sequence[Cell]]
@@ -30,11 +30,16 @@ def _is_number(value: Cell) -> bool:
 
 
 def table_html(
-    columns: Sequence[str], rows: Rows, *, label: str, formats: Mapping[str, Callable[[Cell], str]] | None = None
+    columns: Sequence[str],
+    rows: Rows,
+    *,
+    label: str,
+    formats: Mapping[str, Callable[[Cell], str]] | None = None,
+    footnote: str = "",
 ) -> str:
     """The table's HTML: a keyboard-scrollable region named `label`, header cells for the columns and for each row's
     first cell, numbers and their column's heading right-aligned; `formats` overrides how a column's values are shown
-    (e.g. money)."""
+    (e.g. money); `footnote`, escaped, as a caption-style line under the table."""
     formats = formats or {}
     numeric_columns = {name for row in rows for name, value in zip(columns, row, strict=True) if _is_number(value)}
     head = "".join(
@@ -50,17 +55,23 @@ def table_html(
             cells.append(f"<{tag}{scope}{' class=num' if numeric else ''}>{text}</{tag}>")
         body.append(f"<tr>{''.join(cells)}</tr>")
     name = html.escape(label, quote=True)
+    below = f'<p class="table-footnote">{html.escape(footnote)}</p>' if footnote else ""
     return (
         f'<div class="static-table" role="region" aria-label="{name}" tabindex="0">'
-        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+        f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{below}"
     )
 
 
 def static_table(
-    columns: Sequence[str], rows: Rows, *, label: str, formats: Mapping[str, Callable[[Cell], str]] | None = None
+    columns: Sequence[str],
+    rows: Rows,
+    *,
+    label: str,
+    formats: Mapping[str, Callable[[Cell], str]] | None = None,
+    footnote: str = "",
 ) -> None:
-    """Draw the table (see `table_html`)."""
-    st.html(table_html(columns, rows, label=label, formats=formats))
+    """Draw the table and its footnote as one element (see `table_html`)."""
+    browser.draw_html(table_html(columns, rows, label=label, formats=formats, footnote=footnote))
 
 
 def csv_bytes(columns: Sequence[str], rows: Rows) -> bytes:

@@ -8,8 +8,11 @@ AppTest run, at ~10 µs per syntax node; an imported module is parsed once.
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
@@ -27,6 +30,7 @@ from core.trace_views import (
     CopulaRow,
     PrimerSection6,
     PromptError,
+    ShapeRow,
     all_heads,
     column_travel,
     copula_probe,
@@ -57,7 +61,7 @@ from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, tra
 from ui.glossary import link, tip
 from ui.primer_slips import slip_box
 from ui.safe_text import plain
-from ui.two_layer_trace_state import TAU_RANGE
+from ui.two_layer_trace_state import STEP, TAU_RANGE, step_from_link, step_into_link
 from ui.widgets import OnFirstUse, chart, download_matrix, download_rows, download_table, explain
 
 pd = OnFirstUse("pandas")
@@ -196,8 +200,9 @@ def _matrix(
     fig = _heatmap(
         values.tobytes(), values.shape, title, tuple(rows), tuple(columns), signed, column_breaks, row_breaks
     )
-    chart(fig, key=key, alt=alt)
-    download_matrix(values, rows, columns, name=title, key=key)
+    slot = _slot()
+    chart(fig, key=key, alt=alt, slot=slot)
+    download_matrix(values, rows, columns, name=title, key=slot or key)
 
 
 @lru_cache(maxsize=1024)
@@ -752,6 +757,37 @@ STEP_VIEWS = {
 }
 
 
+NBSP = "\u00a0"
+
+
+def step_label(row: ShapeRow) -> str:
+    """A shape-table row as its radio option: the step, then in grey its operation and its live shape in bold (kept
+    on one line). One markdown text per option: a caption under each would be a second one for the browser to draw
+    on every click."""
+    return f"{row.step} :gray[· {row.operation} · **{row.live.replace(' ', NBSP)}**]"
+
+
+_SLOTS: ContextVar[Iterator[int] | None] = ContextVar("trace_chart_slots", default=None)
+
+
+@contextmanager
+def chart_slots() -> Iterator[None]:
+    """Inside, the matrices take the keys tr-step-0, tr-step-1, … in drawing order instead of their own: picking
+    another step hands the charts already on screen the new step's figures (Plotly.react) instead of removing them
+    and building new plots."""
+    token = _SLOTS.set(itertools.count())
+    try:
+        yield
+    finally:
+        _SLOTS.reset(token)
+
+
+def _slot() -> str | None:
+    """The next chart slot's key inside `chart_slots`, else None (the matrix keeps its own key)."""
+    slots = _SLOTS.get()
+    return None if slots is None else f"tr-step-{next(slots)}"
+
+
 @st.fragment
 def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """The §6 shape table with the live T as a clickable list, and the selected row's matrices beside it (a fragment:
@@ -772,24 +808,24 @@ def step_by_step(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         layer = layer_names.index(layer_name or layer_names[0])
         table = shape_table(config, len(tokens), layer)
         by_key = {row.key: row for row in table}
+        step_from_link(table)
         step = st.radio(
             f"The shape table, T = {len(tokens)}: pick a row",
             [row.key for row in table],
-            format_func=lambda k: by_key[k].step,
-            captions=[f"{row.operation} · **{row.live}**" for row in table],
-            key="trace_step",
-            bind="query-params",
+            format_func=lambda k: step_label(by_key[k]),
+            key=STEP,
             persist_state="session",
         )
+        step_into_link(by_key[step], table[0])
         columns = ("step", "operation", "shape", f"T = {len(tokens)}")
         rows = [(r.step, r.operation, r.symbolic, r.live) for r in table]
         download_rows(rows, columns, name="shape table", key="tr-shapes")
     with right:
         row = by_key[step]
         where = f" · layer {layer + 1}" if row.layered else ""
-        st.markdown(f"#### {row.step}{where}: {row.operation}, shape {row.live}")
-        st.latex(FORMULAS[step])
-        STEP_VIEWS[step](View(model, trace, tokens, layer))
+        st.markdown(f"#### {row.step}{where}: {row.operation}, shape {row.live}\n\n$$\n{FORMULAS[step]}\n$$")
+        with chart_slots():
+            STEP_VIEWS[step](View(model, trace, tokens, layer))
 
 
 def four_heads(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:

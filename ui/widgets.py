@@ -47,9 +47,10 @@ def explain(what: str, why: str) -> None:
     st.container(border=True).markdown(f"**What you see.** {what}\n\n**Why it matters.** {why}")
 
 
-def chart(fig: go.Figure, *, key: str, alt: str) -> None:
-    """Draw a plotly figure full-width with the PNG download button kept and an accessible description."""
-    chart_element.draw(fig, key=key, config=CHART_CONFIG, alt=alt)
+def chart(fig: go.Figure, *, key: str, alt: str, slot: str | None = None) -> None:
+    """Draw a plotly figure full-width with the PNG download button kept and an accessible description; `slot` (see
+    chart_element.draw) lets figures that take turns in one place share a plot."""
+    chart_element.draw(fig, key=key, config=CHART_CONFIG, alt=alt, slot=slot)
 
 
 def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:

@@ -92,9 +92,10 @@ def test_default_is_the_primers_example(at):
     assert at.selectbox(key="model").value == "primer-7b"
     assert at.number_input(key="context").value == 32768
     assert at.selectbox(key="kv_dtype").value == "fp16"
-    latex = " ".join(element.value for element in at.latex)
-    assert "2 \\cdot 32 \\cdot 32{,}768 \\cdot 32 \\cdot 128 \\cdot 2" in latex
-    assert "17,179,869,184 bytes" in "\n".join(m.value for m in at.markdown)
+    formula = next(m.value for m in at.markdown if m.value.startswith("### The primer's formula with your numbers"))
+    assert "$$\n\\text{KV} = 2 \\cdot L \\cdot T \\cdot n_{kv} \\cdot d_k \\cdot \\text{bytes}\n$$" in formula
+    assert "$$\n= 2 \\cdot 32 \\cdot 32{,}768 \\cdot 32 \\cdot 128 \\cdot 2\n$$" in formula
+    assert "17,179,869,184 bytes" in formula
 
 
 def test_headline_matches_the_engine(at):
@@ -528,7 +529,8 @@ def workload_dep(**changes) -> kv.Deployment:
 def test_the_page_opens_on_the_answer_with_no_planner_section_drawn(at):
     assert at.session_state[SECTION] is None and "kv_section" not in at.query_params
     assert "Monthly GPU bill (best case)" not in metrics(at) and not any(n.key == "rpm" for n in at.number_input)
-    assert "Pick a section to open it below; the link then opens it too." in captions(at)
+    hint = "Pick a section to open it below; the link then opens it too."
+    assert at.segmented_control(key=SECTION).help.startswith(hint)
     open_section(at, "Workload and bill")
     assert "Monthly GPU bill (best case)" in metrics(at)  # the browser writes it into the link (tests/e2e)
 

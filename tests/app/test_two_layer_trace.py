@@ -311,6 +311,32 @@ def test_state_comes_back_from_the_url():
     assert z(specs(at)[0]) == pytest.approx(raw)
 
 
+def test_each_row_shows_its_live_shape_and_the_link_names_the_picked_step():
+    at = open_page()
+    radio = at.radio(key="trace_step")
+    assert radio.options[3] == f"{STEP_NAMES['qkv']} :gray[· LN₁(h) W_Q + b_Q, etc. · **4\u00a0×\u00a06**]"
+    radio.set_value("concat").run()
+    assert at.query_params["trace_step"] == STEP_NAMES["concat"]
+    at.radio(key="trace_step").set_value("ids").run()  # the first row is the default: the link leaves it out
+    assert "trace_step" not in at.query_params
+    set_prompt(at, "<BOS> the mat is on")
+    radio = at.radio(key="trace_step")
+    assert radio.options[3].endswith("**5\u00a0×\u00a06**]") and radio.value == "ids"
+
+
+def test_a_link_followed_inside_the_session_picks_its_row_and_a_bad_one_is_named():
+    at = open_page()
+    at.query_params["trace_step"] = STEP_NAMES["weights"]  # as an in-app link from the overview arrives
+    at.run()
+    assert at.radio(key="trace_step").value == "weights"
+    at.query_params["trace_step"] = "**no such step**"
+    at.run()
+    at.run()  # the notice is drawn above the step list, so it shows from the next run
+    assert at.radio(key="trace_step").value == "weights"
+    notice = "\n".join(w.value for w in at.warning)
+    assert "\\*\\*no such step\\*\\*" in notice and "the row shown is kept" in notice
+
+
 @pytest.mark.parametrize("prompt", ["<BOS>", "<BOS> " + " ".join(["the"] * (MAX_TOKENS - 1))])
 def test_the_shortest_and_longest_prompts_draw_every_step_in_both_layers(prompt):
     at = open_page(trace_prompt=prompt)

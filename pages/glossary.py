@@ -5,7 +5,7 @@ A link from another page (`?term=kv-cache`) opens the page on that term: its def
 
 import streamlit as st
 
-from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, matches, terms
+from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, entries_markdown, matches, terms
 from ui.navigation import GLOSSARY
 from ui.widgets import setup_page
 
@@ -36,13 +36,7 @@ if not shown:
     st.text(f"No term or definition contains “{wanted.strip()[:60]}”.")
 
 st.header("The primer's glossary (Appendix C)", anchor="primer-terms")
-for key, entry in shown.items():
-    if entry["origin"] == PRIMER:
-        st.subheader(entry["term"], anchor=key)
-        st.markdown(entry["definition"])
+entries_markdown(shown, PRIMER)
 st.header("The dashboard's own terms", anchor="dashboard-terms")
 st.caption("Not in the primer: words the dashboard's pages use, defined by the dashboard.")
-for key, entry in shown.items():
-    if entry["origin"] == DASHBOARD:
-        st.subheader(entry["term"], anchor=key)
-        st.markdown(entry["definition"])
+entries_markdown(shown, DASHBOARD)

@@ -7,8 +7,11 @@ the same tab and the same session (ui/shell.py routes in-app links without reloa
 
 from __future__ import annotations
 
+import html
 import json
 from functools import cache
+
+import streamlit as st
 
 from ui.navigation import GLOSSARY, ROOT
 
@@ -50,3 +53,19 @@ def matches(entry: dict[str, str], wanted: str | None) -> bool:
     """Whether a glossary entry's term or definition contains the reader's words (case-insensitive; empty = all)."""
     text = (wanted or "").strip().casefold()
     return not text or text in entry["term"].casefold() or text in entry["definition"].casefold()
+
+
+def entry_markdown(key: str, entry: dict[str, str]) -> str:
+    """One entry as markdown: its term as a heading whose id is the entry's key (so `glossary#kv-cache` lands on it),
+    then its definition. Both come from the glossary asset, not from a reader; a '<' or '&' in them is escaped, so
+    the text shows as written."""
+    term = html.escape(entry["term"])
+    definition = entry["definition"].replace("&", "&amp;").replace("<", "&lt;")
+    return f'<h3 id="{html.escape(key, quote=True)}">{term}</h3>\n\n{definition}'
+
+
+def entries_markdown(entries: dict[str, dict[str, str]], origin: str) -> None:
+    """The entries of one origin as one markdown element (one element for the browser to draw, not two per term)."""
+    picked = [entry_markdown(key, entry) for key, entry in entries.items() if entry["origin"] == origin]
+    if picked:
+        st.markdown("\n\n".join(picked), unsafe_allow_html=True)

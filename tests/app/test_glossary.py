@@ -2,11 +2,12 @@
 heading; a link (`?term=…`) opens the page on its term, and a bad term is named, never rendered as markdown."""
 
 import json
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.glossary import DASHBOARD, PRIMER, href, link, terms, tip
+from ui.glossary import DASHBOARD, PRIMER, entry_markdown, href, link, terms, tip
 from ui.navigation import GLOSSARY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +22,11 @@ def open_glossary(**query: str) -> AppTest:
     return at
 
 
+def anchors(at: AppTest) -> list[str]:
+    """The listed entries' heading ids, in page order (the entry shown first for a link is not listed here)."""
+    return re.findall(r'<h3 id="([^"]+)">', "\n".join(m.value for m in at.markdown))
+
+
 def test_glossary_renders_with_its_landmark():
     assert open_glossary().title[0].value == GLOSSARY.landmark
 
@@ -29,10 +35,10 @@ def test_primer_terms_first_in_their_order_then_the_dashboards_own_under_their_o
     at = open_glossary()
     headers = [h.value for h in at.header]
     assert headers == ["The primer's glossary (Appendix C)", "The dashboard's own terms"]
-    anchors = [heading.proto.anchor for heading in at.subheader]
     primer = [key for key, entry in terms().items() if entry["origin"] == PRIMER]
     own = [key for key, entry in terms().items() if entry["origin"] == DASHBOARD]
-    assert anchors == primer + own
+    assert anchors(at) == primer + own
+    assert len(at.markdown) == 3  # the summary, then each origin's entries as one element
     assert len(primer) == 16  # Appendix C's terms, as printed
     raw = json.loads((ROOT / "assets" / "glossary.json").read_text(encoding="utf-8"))["terms"]
     assert [entry["key"] for entry in raw[:16]] == primer
@@ -77,7 +83,7 @@ def test_an_unknown_term_is_named_as_plain_text_and_changes_nothing_else():
     at = open_glossary(term="**bold**[x](http://evil)")
     assert len(at.warning) == 1
     assert at.text[0].value.endswith("**bold**[x](http://evil)")
-    assert [h.proto.anchor for h in at.subheader] == list(terms())
+    assert anchors(at) == list(terms())
 
 
 def test_glossary_covers_the_cnn_page_terms():
@@ -87,10 +93,10 @@ def test_glossary_covers_the_cnn_page_terms():
 def test_find_a_term_filters_entries_and_names_a_search_that_found_nothing():
     at = open_glossary()
     at.text_input(key="glossary_find").set_value("cache").run()
-    anchors = [h.proto.anchor for h in at.subheader]
-    assert "kv-cache" in anchors and "prefix-cache" in anchors and "token" not in anchors
+    found = anchors(at)
+    assert "kv-cache" in found and "prefix-cache" in found and "token" not in found
     at.text_input(key="glossary_find").set_value("**zebra**").run()
-    assert not at.subheader and at.text[0].value == "No term or definition contains “**zebra**”."
+    assert not anchors(at) and at.text[0].value == "No term or definition contains “**zebra**”."
 
 
 def test_every_page_links_the_words_it_uses_to_their_entries():
@@ -105,3 +111,9 @@ def test_every_page_links_the_words_it_uses_to_their_entries():
         line = next(c.value for c in at.caption if c.value.startswith("Words on this page:"))
         for key in WORDS[spec.url_path]:
             assert link(key) in line
+
+
+def test_an_entrys_markdown_shows_its_text_as_written():
+    entry = {"term": "A <b> & C", "definition": "Reads <BOS> & then **bold**.", "short": "A", "origin": PRIMER}
+    text = entry_markdown("a-b", entry)
+    assert text == '<h3 id="a-b">A &lt;b&gt; &amp; C</h3>\n\nReads &lt;BOS> &amp; then **bold**.'

@@ -4,6 +4,7 @@ text alternative; in-app links (glossary terms, the overview's picture) open in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -12,6 +13,7 @@ from axe_playwright_python.sync_playwright import Axe
 from ui.navigation import GLOSSARY, HOME, PAGES
 
 ALL_PAGES = [HOME, *PAGES, GLOSSARY]
+STEP_WEIGHTS = re.compile(r"^weights ·")  # the shape table's row: its step name, then its operation and shape
 BLOCKING = ("critical", "serious")
 FOCUSABLE = """
 () => [...document.querySelectorAll('[data-testid="stMain"] :is(a[href], button, input, textarea, select, '
@@ -30,7 +32,7 @@ INTERACTIONS: dict[str, Callable[[object], None]] = {
     "": lambda page: page.locator('a[href^="glossary?term=residual-stream"]').first.click(),
     "cnn_vs_head": lambda page: _tab(page, "② Feature maps"),
     "qkv_walkthrough": lambda page: _tab(page, "Read-out"),
-    "two_layer_trace": lambda page: page.get_by_test_id("stRadio").get_by_text("weights", exact=True).click(),
+    "two_layer_trace": lambda page: page.get_by_test_id("stRadioOption").filter(has_text=STEP_WEIGHTS).click(),
     "ablation_lab": lambda page: _tab(page, "③ All 16 subsets"),
     "kv_cost": lambda page: _tab(page, "Memory per GPU"),
     "glossary": lambda page: page.get_by_label("Find a term").fill("cache") or page.keyboard.press("Enter"),

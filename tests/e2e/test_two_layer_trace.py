@@ -3,6 +3,7 @@ a message and keeps the last valid trace; the chosen step survives a visit to an
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -57,7 +58,7 @@ def test_an_unknown_word_keeps_the_last_valid_trace(server, watch):
 def test_the_chosen_step_survives_another_tab(server, watch):
     watch.open(server.url(SPEC.url_path), SPEC.landmark)
     page = watch.page
-    page.locator('[data-testid="stRadioOption"]').filter(has_text="concat").first.click()
+    page.get_by_test_id("stRadioOption").filter(has_text=re.compile(r"^concat ·")).click()
     watch.settle()
     page.get_by_text("concat · layer 1: join 2 heads", exact=False).first.wait_for(timeout=30_000)
     assert "trace_step=concat" in page.url
@@ -78,7 +79,7 @@ def test_prompt_and_step_survive_switching_pages(server, watch):
     box.fill("<BOS> the dog was")
     box.press("Enter")
     watch.settle()
-    page.locator('[data-testid="stRadioOption"]').filter(has_text="concat").first.click()
+    page.get_by_test_id("stRadioOption").filter(has_text=re.compile(r"^concat ·")).click()
     watch.settle()
     page.get_by_role("link", name="Glossary").click()
     page.get_by_text("Glossary").first.wait_for(timeout=30_000)

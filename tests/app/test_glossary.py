@@ -117,3 +117,12 @@ def test_an_entrys_markdown_shows_its_text_as_written():
     entry = {"term": "A <b> & C", "definition": "Reads <BOS> & then **bold**.", "short": "A", "origin": PRIMER}
     text = entry_markdown("a-b", entry)
     assert text == '<h3 id="a-b">A &lt;b&gt; &amp; C</h3>\n\nReads &lt;BOS> &amp; then **bold**.'
+
+
+def test_typed_search_words_never_reach_the_entries_html():
+    at = open_glossary()
+    for typed in ("<img src=x onerror=alert(1)>", "[x](https://example.invalid)", "9" * 10_000, "cache<script>"):
+        at.text_input(key="glossary_find").set_value(typed).run()
+        assert not at.exception
+        assert all(typed not in m.value for m in at.markdown)
+        assert anchors(at) == [] and at.text[0].value.startswith("No term or definition contains")

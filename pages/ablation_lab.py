@@ -14,7 +14,7 @@ from ui import leads
 from ui.ablation_lab_state import controls
 from ui.glossary import link
 from ui.navigation import PAGES
-from ui.widgets import setup_page
+from ui.widgets import open_tab, setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
 st.markdown(leads.our_model())
@@ -36,11 +36,7 @@ def workbench(lead: DeltaGenerator) -> None:
     setting = controls()
     lead.markdown(leads.ablation(setting.name, setting.removed, setting.off, lab.sweep()))
     lab.bench(setting)
-    tabs = st.tabs(lab.TABS, key="view", on_change="rerun", bind="query-params")
-    for tab, view in zip(tabs, lab.VIEWS, strict=True):
-        if tab.open:
-            with tab:
-                view(setting)
+    open_tab(lab.TABS, lab.VIEWS, setting)
 
 
 workbench(lead)

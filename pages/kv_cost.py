@@ -5,10 +5,12 @@ Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py
 core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
 is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration, budget,
 anatomy, sources; none until one is picked), the engine settings, model fields and config upload while their expanders
-are open. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns only that
+part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import kv_cache as kv
 from ui import kv_briefing, leads
@@ -18,7 +20,7 @@ from ui import kv_planner as planner
 from ui.briefing import app_url, download, scenario_link
 from ui.glossary import link, tip
 from ui.navigation import PAGES
-from ui.widgets import setup_page
+from ui.widgets import open_tab, setup_page
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 setup_page(SPEC)
@@ -35,45 +37,54 @@ st.markdown(
     "the choices in this box, and the page's address holds all of them: copy the link to share the scenario."
 )
 st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=scenario.load_primer_example, type="primary")
-choice = scenario.scenario_widgets(kv_help=tip("kv-cache"))
+choice, sizes_column = scenario.scenario_widgets(kv_help=tip("kv-cache"))
 fields = scenario.model_fields(choice["model"])
 scenario.config_inputs()
-config, deployment = scenario.resolve(choice, fields)
-result = kv.plan(config, deployment)
-load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while its section is closed
 
-with answer:
-    show.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=scenario.tp_is_auto())
-show.context_warning(config, deployment.context)
-show.formula(config, deployment, result)
 
-others = scenario.compare_widget()
-compared = show.compared_rows(config, deployment, others)
-with answer:
-    url, here = app_url(), scenario_link(SPEC.url_path)
-    download(
-        lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
-        file_name="kv-cost-briefing.html",
-        key="kv-briefing",
+@st.fragment
+def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_column: DeltaGenerator) -> None:
+    """The sizes (context and users, in their column above) and all they feed: the answer at the top, the formula,
+    charts, table and the picked section. A size, a compared model, a tab or a section reruns only this part; the
+    selectors and expanders above rerun the page."""
+    choice = choice | scenario.size_widgets(sizes_column)
+    config, deployment = scenario.resolve(choice, fields)
+    result = kv.plan(config, deployment)
+    load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while it is closed
+
+    auto = scenario.tp_is_auto()
+    with answer:
+        show.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
+    show.context_warning(config, deployment.context)
+    show.formula(config, deployment, result)
+
+    others = scenario.compare_widget()
+    compared = show.compared_rows(config, deployment, others)
+    with answer:
+        url, here = app_url(), scenario_link(SPEC.url_path)
+        download(
+            lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
+            file_name="kv-cost-briefing.html",
+            key="kv-briefing",
+        )
+    show.compared_beyond_context(compared)
+    open_tab(scenario.VIEWS, show.VIEW_SECTIONS, compared)
+
+    show.comparison_table(compared)
+    serving_dep = planner.workload_deployment(config, deployment, load, auto)
+    sections = (  # in the order of scenario.SECTIONS; only the picked one runs
+        lambda: planner.workload_section(config, serving_dep, load, auto),
+        lambda: planner.build_vs_buy_section(
+            config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices)
+        ),
+        lambda: planner.calibration_section(deployment),
+        lambda: show.finance(config, deployment, kv.budget_effects(config, deployment)),
+        lambda: show.anatomy(config, deployment, result),
+        lambda: show.sources(choice["model"], config, deployment.gpu),
     )
-show.compared_beyond_context(compared)
-tabs = st.tabs(scenario.VIEWS, key="view", on_change="rerun", bind="query-params")
-for tab, view in zip(tabs, show.VIEW_SECTIONS, strict=True):
-    if tab.open:
-        with tab:
-            view(compared)
+    picked = scenario.section_picker()  # none by default: the page opens on its answer, the planner on a click
+    if picked is not None:
+        dict(zip(scenario.SECTIONS, sections, strict=True))[picked]()
 
-show.comparison_table(compared)
-auto = scenario.tp_is_auto()
-serving_dep = planner.workload_deployment(config, deployment, load, auto)
-sections = (  # in the order of scenario.SECTIONS; only the picked one runs
-    lambda: planner.workload_section(config, serving_dep, load, auto),
-    lambda: planner.build_vs_buy_section(config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices)),
-    lambda: planner.calibration_section(deployment),
-    lambda: show.finance(config, deployment, kv.budget_effects(config, deployment)),
-    lambda: show.anatomy(config, deployment, result),
-    lambda: show.sources(choice["model"], config, deployment.gpu),
-)
-picked = scenario.section_picker()  # none by default: the page opens on its answer, the planner on a click
-if picked is not None:
-    dict(zip(scenario.SECTIONS, sections, strict=True))[picked]()
+
+scenario_results(answer, choice, fields, sizes_column)

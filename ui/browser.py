@@ -19,6 +19,7 @@ from ui.navigation import GLOSSARY, PAGES
 # Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
 # and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
 # Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view.
+# Formulas as text (ui/plain_math.py): centred serif lines, as KaTeX draws them, that wrap on a narrow screen.
 # Metric cards (ui/metric_cards.py): st.metric's look, three to a row (two on a phone); the "?" shows its help text on
 # hover, focus and tap.
 PAGE_CSS = """
@@ -34,6 +35,9 @@ PAGE_CSS = """
 .static-table td.num { white-space: nowrap; }
 .static-table tbody th { position: sticky; left: 0; background: #fff; }
 .static-table thead th:first-child { position: sticky; left: 0; }
+.formula { margin: 0.5rem 0 1rem; text-align: center; font-family: "Source Serif", "Times New Roman", serif;
+  font-size: 1.2rem; line-height: 1.5; color: #1b1f24; }
+.formula p { margin: 0.2rem 0; }
 .metric-cards { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 1rem; }
 .metric-cards p { margin: 0; }
 .metric-label { position: relative; display: flex; align-items: center; gap: 0.4rem; font-size: 0.875rem; }

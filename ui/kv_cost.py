@@ -25,11 +25,13 @@ from core.model_config import (
     reference_models,
     weight_inventory,
 )
+from ui.browser import draw_html
 from ui.figures import layout
 from ui.glossary import link
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
 from ui.metric_cards import Card, metric_cards
+from ui.plain_math import display, product, sym
 from ui.static_table import Cell, static_table
 from ui.widgets import OnFirstUse, chart, download_csv, download_rows, explain
 
@@ -310,7 +312,7 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
             "GPUs needed",
             f"{result.gpus_needed:,}",
             f"{plural(result.replicas, 'copy', 'copies')} × {_gpus(dep.tp)} ({who})",
-            "GPUs per copy × copies needed for all users.",
+            "GPUs per copy × copies needed for all users. The GPUs per copy are set under Engine settings.",
         )
     else:
         needed_tp = kv.smallest_tp(config, dep)
@@ -392,48 +394,41 @@ def compared_beyond_context(compared: Compared) -> None:
 
 
 def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
-    """The primer's KV formula in symbols, then with the reader's numbers, then the result in both units: one
-    markdown element (heading, two display formulas, the sentence), as every element costs each rerun."""
-    t, b = dep.context, kv.element_bytes(dep.kv_dtype)
+    """The primer's KV formula in symbols, then with the reader's numbers, then the result in both units: one HTML
+    element (heading, the two formula lines as text, the sentence), redrawn on every change of the scenario."""
+    t, b = dep.context, f"{kv.element_bytes(dep.kv_dtype):g}"
     exact = kv.kv_bytes_per_sequence(config, t, dep.kv_dtype)
+    n_kv, d_k, size = sym("n", "kv"), sym("d", "k"), "bytes"
     if config.is_mla:
-        symbols = r"\text{KV} = L \cdot T \cdot (r_{kv} + d_{rope}) \cdot \text{bytes}"
-        numbers = (
-            rf"= {config.n_layers} \cdot {t:,} \cdot ({config.kv_lora_rank} + {config.qk_rope_head_dim}) \cdot {b:g}"
-        )
+        symbols = product(sym("L"), sym("T"), f"({sym('r', 'kv')} + {sym('d', 'rope')})", size)
+        numbers = product(config.n_layers, t, f"({config.kv_lora_rank} + {config.qk_rope_head_dim})", b)
         note = (
             "Multi-head latent attention caches one compressed vector per token and layer that serves as both K and "
             "V, so there is no factor 2 (a published calculator once doubled it: a known bug)."
         )
     elif config.sliding_layers:
-        symbols = (
-            r"\text{KV} = 2 \cdot (L_{full} \cdot T + L_{window} \cdot \min(T, W)) \cdot n_{kv} \cdot d_k"
-            r" \cdot \text{bytes}"
-        )
-        numbers = (
-            rf"= 2 \cdot ({config.full_layers} \cdot {t:,} + {config.sliding_layers} \cdot "
-            rf"{min(t, config.sliding_window):,})"
-            rf" \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
-        )
+        window = f"{sym('L', 'window')} · min({sym('T')}, {sym('W')})"
+        symbols = product(2, f"({sym('L', 'full')} · {sym('T')} + {window})", n_kv, d_k, size)
+        lengths = f"({config.full_layers} · {t:,} + {config.sliding_layers} · {min(t, config.sliding_window):,})"
+        numbers = product(2, lengths, config.n_kv_heads, config.head_dim, b)
         note = (
             f"{config.sliding_layers} of the {config.n_layers} layers keep only the last {config.sliding_window:,} "
             f"tokens; the other {config.full_layers} keep all {t:,}."
         )
     else:
-        symbols = r"\text{KV} = 2 \cdot L \cdot T \cdot n_{kv} \cdot d_k \cdot \text{bytes}"
-        numbers = (
-            rf"= 2 \cdot {config.n_layers} \cdot {t:,} \cdot {config.n_kv_heads} \cdot {config.head_dim} \cdot {b:g}"
-        )
+        symbols = product(2, sym("L"), sym("T"), n_kv, d_k, size)
+        numbers = product(2, config.n_layers, t, config.n_kv_heads, config.head_dim, b)
         note = (
             "The primer writes h for the heads; with grouped-query attention only the n_kv KV heads are stored, "
             f"here {config.n_kv_heads} of {config.n_heads}."
         )
-    st.markdown(
-        "### The primer's formula with your numbers\n\n"
-        f"$$\n{symbols}\n$$\n\n$$\n{numbers.replace(',', '{,}')}\n$$\n\n"
-        f"= **{exact:,.0f} bytes = {kv.to_gb(exact):,.2f} GB** (decimal, 10⁹) **= {kv.to_gib(exact):,.2f} GiB** "
-        f"(binary, 2³⁰) for one user. {note} With blocks of {dep.block} tokens the engine allocates "
-        f"{result.tokens_allocated:,.0f} tokens per user ({result.tokens_allocated - t:,.0f} of rounding)."
+    draw_html(
+        "<h3>The primer's formula with your numbers</h3>"
+        + display(f"KV = {symbols}", f"= {numbers}")
+        + f"<p>= <strong>{exact:,.0f} bytes = {kv.to_gb(exact):,.2f} GB</strong> (decimal, 10⁹) "
+        f"<strong>= {kv.to_gib(exact):,.2f} GiB</strong> (binary, 2³⁰) for one user. {note} With blocks of "
+        f"{dep.block} tokens the engine allocates {result.tokens_allocated:,.0f} tokens per user "
+        f"({result.tokens_allocated - t:,.0f} of rounding).</p>"
     )
 
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import kv_cache as kv
 from core import serving
@@ -47,6 +49,7 @@ TYPED_OK = "kv_typed_ok"  # each number field's last valid value, put back when 
 TYPED_NOTES = "kv_typed_notes"  # the refused typed value of each field, named under it
 FIELDS_OPEN = "kv_fields_open"
 ENGINE_OPEN = "kv_engine_open"
+ENGINE_LABEL = "Engine settings: GPUs per model copy, shared prompt, memory use and speed"
 CONFIG_OPEN = "kv_config_open"
 SECTION = "kv_section"
 SECTIONS = (  # the planner's sections below the side-by-side table, one drawn at a time
@@ -57,6 +60,7 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
     "Model anatomy",
     "Sources",
 )
+SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
 AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
 
 FIELD_LABELS = {
@@ -200,6 +204,8 @@ NUMBERS = {
 
 
 ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
+    "tp": AUTO,
+    "prefix": NUMBERS["prefix"].default,
     "util": NUMBERS["util"].default,
     "block": 16,
     "eff": NUMBERS["eff"].default,
@@ -380,7 +386,10 @@ def read_link(page: Path) -> None:
     for key in ENGINE_DEFAULTS:
         if key in link:
             raw = link[key][-1]
-            st.session_state[key] = float(raw) if key != "block" else match_choice(raw, *choices()["block"])
+            if key in choices():
+                st.session_state[key] = match_choice(raw, *choices()[key])
+            else:
+                st.session_state[key] = type(NUMBERS[key].default)(float(raw))
     for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their sections: kept in the session like the engine's
         if key in link:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
@@ -460,8 +469,10 @@ def _select(label: str, key: str, help: str, widget: Callable = st.selectbox, **
     widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
 
 
+@cache
 def _spec(key: str) -> NumberSpec:
-    """A number field's NumberSpec: the scenario's own, or a model field's (its limits, the primer's value, step 1)."""
+    """A number field's NumberSpec: the scenario's own, or a model field's (its limits, the primer's value, step 1);
+    built once per key, as every run reads it several times per field."""
     if key in NUMBERS:
         return NUMBERS[key]
     name = key.removeprefix("f_")
@@ -526,8 +537,9 @@ def _number(key: str, container: object = st, **extra: object) -> None:
         container.warning(note)
 
 
-def scenario_widgets(kv_help: str) -> dict:
-    """The scenario's selectors in three columns and the engine settings; returns their values by key."""
+def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
+    """The scenario's selectors in three columns and the engine settings; returns their values by key and the middle
+    column, which the page's fragment fills with the sizes (`size_widgets`)."""
     top = st.columns(3)
     with top[0]:
         _select(
@@ -543,23 +555,24 @@ def scenario_widgets(kv_help: str) -> dict:
             index=1,
         )
         _select("Weights stored at", "w_bits", "16-bit = original; 8- or 4-bit = quantised weights.")
-    with top[1]:
-        for key in ("context", "users", "prefix"):
-            _number(key)
     with top[2]:
         gpu_ids = list(kv.gpus())
         _select("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
-        _select(
-            "GPUs per model copy (tensor parallelism)",
-            "tp",
-            "The model's weights and KV heads are split across this many GPUs working as one. 'Auto' takes the "
-            "fewest GPUs that hold the model and one user at this context.",
-        )
         _number("price", format="%.2f")
-    engine = st.expander("Engine settings", key=ENGINE_OPEN, on_change="rerun")
+    engine = st.expander(ENGINE_LABEL, key=ENGINE_OPEN, on_change="rerun")
     if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
         kept = {"bind": None, "persist_state": "session"}
         with engine:
+            cols = st.columns(3)
+            with cols[0]:
+                _select(
+                    "GPUs per model copy (tensor parallelism)",
+                    "tp",
+                    "The model's weights and KV heads are split across this many GPUs working as one. 'Auto' takes "
+                    "the fewest GPUs that hold the model and one user at this context.",
+                    **kept,
+                )
+            _number("prefix", cols[1], **kept)
             cols = st.columns(3)
             _number("util", cols[0], **kept)
             with cols[1]:
@@ -578,16 +591,34 @@ def scenario_widgets(kv_help: str) -> dict:
                 "MBU, MFU and the fixed cost start at the values fitted on the published measurements in the "
                 "Calibration section; change them to see how every time and cost below moves."
             )
-    engine_values = {key: st.session_state.get(key, default) for key, default in ENGINE_DEFAULTS.items()}
-    _keep_in_link({key: None if value == ENGINE_DEFAULTS[key] else str(value) for key, value in engine_values.items()})
-    keys = ("model", "kv_dtype", "w_bits", "gpu", "tp")
-    numbers = {key: typed_value(key) for key in ("context", "users", "prefix", "price")}
-    return {key: st.session_state[key] for key in keys} | numbers | engine_values
+    engine_values = {
+        key: typed_value(key) if key in NUMBERS else st.session_state.get(key, default)
+        for key, default in ENGINE_DEFAULTS.items()
+    }
+    _keep_in_link(
+        {key: None if value == ENGINE_DEFAULTS[key] else _link_form(key, value) for key, value in engine_values.items()}
+    )
+    keys = ("model", "kv_dtype", "w_bits", "gpu")
+    return {key: st.session_state[key] for key in keys} | {"price": typed_value("price")} | engine_values, top[1]
+
+
+def _link_form(key: str, value: object) -> str:
+    """How the link writes a setting drawn only in its expander: a choice by its label, as bound selectors write it."""
+    return choices()[key][1](value) if key in choices() else str(value)
+
+
+def size_widgets(column: DeltaGenerator) -> dict:
+    """Context and concurrent users in their column; returns their values by key. Drawn by the page's
+    fragment, so a change reruns only what the sizes feed, not the selectors and expanders around them."""
+    for key in SIZES:
+        _number(key, column)
+    return {key: typed_value(key) for key in SIZES}
 
 
 def model_fields(model: str) -> dict:
-    """The model's fields by name. Their 26 widgets are drawn only while their expander is open (a closed one costs
-    nothing); the values live in the session either way, and the link holds them (`_fields_in_link`)."""
+    """The custom model's fields by name ({} for a preset, whose fields are its own). Their 26 widgets are drawn only
+    while their expander is open (a closed one costs nothing); the values live in the session either way, and the
+    link holds them while the model is Custom (`_fields_in_link`)."""
     box = st.expander(
         "Model fields: every size of the model (edit any to build your own)", key=FIELDS_OPEN, on_change="rerun"
     )
@@ -598,8 +629,9 @@ def model_fields(model: str) -> dict:
     values = {
         name: typed_value(key) if name in LIMITS else st.session_state.get(key, getattr(primer, name))
         for name, key in FIELD_KEYS.items()
+        if model == CUSTOM
     }
-    _fields_in_link(model, values)
+    _fields_in_link(values)
     return values
 
 
@@ -625,14 +657,13 @@ def _field_widgets() -> None:
                 _number(key, bind=None, persist_state="session", on_change=on_field_change)
 
 
-def _fields_in_link(model: str, values: dict) -> None:
+def _fields_in_link(values: dict) -> None:
     """Keep the custom model's fields in the link, so it reproduces the scenario: every field that differs from the
-    primer's 7B, only while the model is Custom (a preset's name already implies its fields)."""
+    primer's 7B, only while the model is Custom (`values` is then not empty; a preset's name implies its fields)."""
     primer = presets()[PRIMER]
-    custom = model == CUSTOM
     _keep_in_link(
         {
-            key: _field_link_form(values[name]) if custom and values[name] != getattr(primer, name) else None
+            key: _field_link_form(values[name]) if values and values[name] != getattr(primer, name) else None
             for name, key in FIELD_KEYS.items()
         }
     )

@@ -41,6 +41,16 @@ def setup_page(spec: PageSpec) -> None:
     st.caption(spec.summary)
 
 
+def open_tab(labels: Sequence[str], views: Sequence[Callable[..., None]], *args: object) -> None:
+    """Tabs whose open one alone is drawn (`views[i](*args)`); the link holds the open one (`view=`), and picking
+    another reruns the page or its fragment, which then draws only that tab."""
+    tabs = st.tabs(labels, key="view", on_change="rerun", bind="query-params")
+    for tab, view in zip(tabs, views, strict=True):
+        if tab.open:
+            with tab:
+                view(*args)
+
+
 def explain(what: str, why: str) -> None:
     """The annotation under every chart: what the reader sees (from live numbers) and why a manager should care.
     One box, one text element (two paragraphs): each element a rerun sends costs the browser time to apply."""

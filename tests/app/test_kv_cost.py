@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
 PAGE = str(ROOT / "pages" / "kv_cost.py")
 P = presets()
+ENGINE = "Engine settings"  # where a field drawn only in the engine settings is (`reveal`)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -47,6 +48,17 @@ def open_fields(at: AppTest, is_open: bool = True) -> AppTest:
     """Open (or close) the "Model fields" expander, as a reader's click does: its fields are drawn only while open."""
     at.session_state[FIELDS_OPEN] = is_open
     return at.run()
+
+
+def open_engine(at: AppTest) -> AppTest:
+    """Open the "Engine settings" expander (GPUs per model copy, shared prompt, …), drawn only while open."""
+    at.session_state[ENGINE_OPEN] = True
+    return at.run()
+
+
+def reveal(at: AppTest, place: str) -> AppTest:
+    """Draw a field that is not on the first screen: open the engine settings or the planner section holding it."""
+    return open_engine(at) if place == ENGINE else open_section(at, place)
 
 
 def open_config(at: AppTest) -> AppTest:
@@ -84,6 +96,15 @@ def gb(n_bytes: float) -> str:
     return f"{n_bytes / 1e9:,.2f} GB"
 
 
+def formula_html(at: AppTest) -> str:
+    return next(e.proto.body for e in at.get("html") if "<h3>The primer's formula with your numbers" in e.proto.body)
+
+
+def formula_lines(at: AppTest) -> list[str]:
+    body = formula_html(at)
+    return re.findall(r"<p>(.*?)</p>", body.split('<div class="formula">')[1].split("</div>")[0])
+
+
 def test_default_is_the_primers_example(at):
     shown = metrics(at)
     assert shown["KV per user"] == "17.18 GB"
@@ -92,10 +113,35 @@ def test_default_is_the_primers_example(at):
     assert at.selectbox(key="model").value == "primer-7b"
     assert at.number_input(key="context").value == 32768
     assert at.selectbox(key="kv_dtype").value == "fp16"
-    formula = next(m.value for m in at.markdown if m.value.startswith("### The primer's formula with your numbers"))
-    assert "$$\n\\text{KV} = 2 \\cdot L \\cdot T \\cdot n_{kv} \\cdot d_k \\cdot \\text{bytes}\n$$" in formula
-    assert "$$\n= 2 \\cdot 32 \\cdot 32{,}768 \\cdot 32 \\cdot 128 \\cdot 2\n$$" in formula
+    formula = formula_html(at)
+    assert "<p>KV = 2 · <i>L</i> · <i>T</i> · <i>n</i><sub>kv</sub> · <i>d</i><sub>k</sub> · bytes</p>" in formula
+    assert "<p>= 2 · 32 · 32,768 · 32 · 128 · 2</p>" in formula
     assert "17,179,869,184 bytes" in formula
+    assert not [m.value for m in at.markdown if "$$" in m.value]  # no KaTeX to typeset on each change
+
+
+@pytest.mark.parametrize(
+    ("model", "symbols", "numbers"),
+    [
+        (
+            "deepseek-v3",
+            "KV = <i>L</i> · <i>T</i> · (<i>r</i><sub>kv</sub> + <i>d</i><sub>rope</sub>) · bytes",
+            "= {c.n_layers} · 32,768 · ({c.kv_lora_rank} + {c.qk_rope_head_dim}) · 2",
+        ),
+        (
+            "gemma-2-9b",
+            "KV = 2 · (<i>L</i><sub>full</sub> · <i>T</i> + <i>L</i><sub>window</sub> · min(<i>T</i>, <i>W</i>)) · "
+            "<i>n</i><sub>kv</sub> · <i>d</i><sub>k</sub> · bytes",
+            "= 2 · ({c.full_layers} · 32,768 + {c.sliding_layers} · {c.sliding_window:,}) · {c.n_kv_heads} · "
+            "{c.head_dim} · 2",
+        ),
+    ],
+)
+def test_formula_follows_the_models_attention(at, model, symbols, numbers):
+    at.selectbox(key="model").set_value(model).run()
+    assert formula_lines(at) == [symbols, numbers.format(c=P[model])]
+    exact = kv.kv_bytes_per_sequence(P[model], 32768, "fp16")
+    assert f"{exact:,.0f} bytes" in formula_html(at)
 
 
 def test_headline_matches_the_engine(at):
@@ -137,7 +183,7 @@ def test_gpu_and_tensor_parallelism_change_users(at):
     at.selectbox(key="gpu").set_value("h200-sxm").run()
     h200 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"]))
     assert metrics(at)["Users per model copy"] == f"{h200.max_users:,}" != before
-    at.selectbox(key="tp").set_value(2).run()
+    open_engine(at).selectbox(key="tp").set_value(2).run()
     tp2 = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=2))
     assert metrics(at)["GPUs needed"] == f"{tp2.gpus_needed:,}"
 
@@ -152,7 +198,7 @@ def test_price_and_weight_bits_change_cost(at):
 
 
 def test_gpus_per_copy_follow_the_model_unless_the_reader_sets_them(at):
-    assert at.selectbox(key="tp").value == "auto"
+    assert open_engine(at).selectbox(key="tp").value == "auto"
     at.selectbox(key="model").set_value("llama-3.1-405b").run()
     auto = kv.plan(P["llama-3.1-405b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=16))
     assert metrics(at)["GPUs needed"] == f"{auto.gpus_needed:,}"
@@ -165,7 +211,7 @@ def test_gpus_per_copy_follow_the_model_unless_the_reader_sets_them(at):
 
 
 def test_impossible_tensor_parallelism_keeps_the_last_valid_scenario(at):
-    at.selectbox(key="tp").set_value(64).run()
+    open_engine(at).selectbox(key="tp").set_value(64).run()
     assert not at.exception
     assert any("does not divide the 32 attention heads" in e.value for e in at.error)
     assert metrics(at)["KV per user"] == "17.18 GB" and metrics(at)["GPUs needed"] == "6"
@@ -351,7 +397,7 @@ def test_hostile_link_never_crashes_and_falls_back_to_the_primer():
     app.run()
     assert not app.exception
     assert metrics(app)["KV per user"] == "17.18 GB"
-    assert app.number_input(key="context").value == 32768 and app.selectbox(key="tp").value == "auto"
+    assert app.number_input(key="context").value == 32768 and open_engine(app).selectbox(key="tp").value == "auto"
 
 
 def test_link_to_a_custom_model_restores_its_fields():
@@ -492,6 +538,27 @@ def test_sections_below_the_table_are_drawn_when_opened(at):
     at.run()
     assert not at.text_area
     assert open_config(at).text_area(key="kv_paste").value == '{"num_hidden_layers": 40}'  # kept while closed
+
+
+def test_gpus_per_copy_and_shared_prompt_come_from_the_link_and_stay_in_it_while_closed():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update({"tp": "2", "prefix": "4096", "users": "8"})
+    app.run()
+    assert not [w for w in app.selectbox if w.key == "tp"] and not [w for w in app.number_input if w.key == "prefix"]
+    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=2, prefix=4096, users=8)
+    assert metrics(app)["GPUs needed"] == f"{kv.plan(P['primer-7b'], dep).gpus_needed:,}"
+    assert metrics(app)["Users per model copy"] == f"{kv.plan(P['primer-7b'], dep).max_users:,}"
+    open_engine(app)
+    assert app.selectbox(key="tp").value == 2 and app.number_input(key="prefix").value == 4096
+    app.selectbox(key="tp").set_value(4).run()
+    app.session_state[ENGINE_OPEN] = False
+    app.run()
+    app.number_input(key="context").set_value(65536).run()
+    assert {key: app.query_params.get(key) for key in ("tp", "prefix")} == {"tp": "4", "prefix": "4096"}
+    app.session_state[ENGINE_OPEN] = True
+    app.run()
+    app.selectbox(key="tp").set_value("auto").run()
+    assert "tp" not in app.query_params  # the default leaves the link
 
 
 def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
@@ -688,7 +755,7 @@ def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
     sizing, _ = sv.size_workload(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
     assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
     assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
-    app.selectbox(key="tp").set_value(8).run()
+    open_engine(app).selectbox(key="tp").set_value(8).run()
     assert "on 8 × H100 SXM (your choice)" in explained(app)
 
 
@@ -703,7 +770,7 @@ def test_the_lead_counts_users_per_model_copy_not_fractions_of_a_gpu(at):
 TYPED_FIELDS = {  # every typed number field of the scenario and the workload, with the section that draws it
     "context": None,
     "users": None,
-    "prefix": None,
+    "prefix": ENGINE,
     "rpm": "Workload and bill",
     "prompt": "Workload and bill",
     "answer": "Workload and bill",
@@ -729,7 +796,7 @@ def test_a_bad_typed_number_is_named_under_its_field_and_the_last_scenario_kept(
     app.query_params["users"] = "8"  # a shared scenario: the link must come through the refusal unchanged
     app.run()
     if TYPED_FIELDS[key]:
-        open_section(app, TYPED_FIELDS[key])
+        reveal(app, TYPED_FIELDS[key])
     before, link, kept = metrics(app), dict(app.query_params), app.number_input(key=key).value
     app.number_input(key=key).set_value(typed).run()
     assert not app.exception
@@ -750,7 +817,7 @@ def test_a_fraction_typed_into_a_whole_number_field_is_named(key):
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.run()
     if TYPED_FIELDS[key]:
-        open_section(app, TYPED_FIELDS[key])
+        reveal(app, TYPED_FIELDS[key])
     kept = app.number_input(key=key).value
     app.number_input(key=key).set_value(2.5).run()
     assert any("“2.5” cannot be used: it is not a whole number" in shown(w.value) for w in app.warning)

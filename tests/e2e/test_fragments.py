@@ -1,8 +1,9 @@
-"""Clicks that resend and redraw only what they change, in Chromium. The CNN page's window and the ablation lab's head
-switches are fragments, so the server sends the fragment's elements, not the whole page's (counted as the messages
-the browser receives), and what the fragment writes outside itself (the lead above the bench) is rewritten in place.
-On the cost page a note that comes and goes keeps its place, so the charts and tables below it are updated where
-they are, not drawn again from scratch (their nodes in the page survive)."""
+"""Clicks that resend and redraw only what they change, in Chromium. The CNN page's window, the ablation lab's head
+switches and the cost page's sizes are fragments, so the server sends the fragment's elements, not the whole page's
+(counted as the messages the browser receives), and what a fragment writes outside itself (the lead above the bench,
+the cost page's answer and its sizes' column) is rewritten in place. On the cost page a note that comes and goes
+keeps its place, so the charts and tables below it are updated where they are, not drawn again from scratch (their
+nodes in the page survive)."""
 
 from __future__ import annotations
 
@@ -68,5 +69,27 @@ def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_r
         assert note.count() == shown
         kept = watch.page.evaluate(KEPT, below)
         assert len(kept) == 2 and all(kept), kept  # the workload chart and the side-by-side table
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_context_step_resends_only_the_sizes_and_what_they_feed(warm, watch):
+    watch.open(warm.url(f"{COST.url_path}?model=Llama-3.1-8B&gpu=H200+SXM"), COST.landmark)
+    watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    whole = watch.messages_so_far()  # the page's first, whole run
+    answer = ".st-key-lead [data-testid='stMarkdownContainer']"
+    drawn = watch.page.locator(answer).count()
+    step_up = watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']")
+    sent = watch.messages_for(step_up.click)
+    watch.page.wait_for_function(
+        "() => document.querySelector('.st-key-lead')?.innerText.includes('33,792 tokens')", timeout=30_000
+    )
+    fixed = 12  # at least: link router, title, summary, words, introduction, example button, 4 selectors, 3 expanders
+    assert 0 < sent <= whole - fixed, (sent, whole)
+    assert watch.page.locator(answer).count() == drawn  # the answer at the top is rewritten in place, not added
+    assert watch.page.locator(".st-key-context").count() == 1 and watch.page.locator(".st-key-users").count() == 1
+    assert "model=Llama-3.1-8B" in watch.page.url and "gpu=H200+SXM" in watch.page.url  # drawn outside, kept
+    assert "context=33792" in watch.page.url
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors

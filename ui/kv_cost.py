@@ -151,21 +151,27 @@ def _log_axes(y_title: str, x: np.ndarray, y: np.ndarray) -> dict:
     }
 
 
+CLOSE_DECADES = 0.35  # GPU sizes closer than this on the log axis would overprint labels written on the same side
+
+
 def kv_context_figure(
     names: list[str], contexts: np.ndarray, kv_gb: np.ndarray, context: int, capacities: dict[str, float]
 ) -> go.Figure:
     """One user's KV cache against context length, one line per model, GPU memory sizes as dotted lines."""
     data = _lines(names, contexts, kv_gb, "GB")
-    for index, (label, value) in enumerate(sorted(capacities.items(), key=lambda item: item[1])):
-        left = index % 2 == 0  # alternate label ends so neighbouring sizes do not overprint
+    sizes = sorted(capacities.items(), key=lambda item: item[1])
+    for index, (label, value) in enumerate(sizes):
+        # Labels at the short-context end, where every model's cache is still small, so no model line runs through
+        # them; a size close below the next one is labelled under its line, so the two labels face apart.
+        close = index + 1 < len(sizes) and np.log10(sizes[index + 1][1] / value) < CLOSE_DECADES
         data.append(
             {
                 "type": "scatter",
                 "x": [contexts[0], contexts[-1]],
                 "y": [value, value],
                 "mode": "lines+text",
-                "text": [label, ""] if left else ["", label],
-                "textposition": "top right" if left else "top left",
+                "text": [label, ""],
+                "textposition": "bottom right" if close else "top right",
                 "showlegend": False,
                 "textfont": {"size": 11, "color": "#5d6d7e"},
                 "line": {"color": "#7f8c8d", "dash": "dot", "width": 1},

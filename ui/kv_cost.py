@@ -404,25 +404,25 @@ def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
     element (heading, the two formula lines as text, the sentence), redrawn on every change of the scenario."""
     t, b = dep.context, f"{kv.element_bytes(dep.kv_dtype):g}"
     exact = kv.kv_bytes_per_sequence(config, t, dep.kv_dtype)
-    n_kv, d_k, size = sym("n", "kv"), sym("d", "k"), "bytes"
+    n_kv, d_k = sym("n", "kv"), sym("d", "k")
     if config.is_mla:
-        symbols = product(sym("L"), sym("T"), f"({sym('r', 'kv')} + {sym('d', 'rope')})", size)
+        symbols = product(sym("L"), sym("T"), f"({sym('r', 'kv')} + {sym('d', 'rope')})", "bytes")
         numbers = product(config.n_layers, t, f"({config.kv_lora_rank} + {config.qk_rope_head_dim})", b)
         note = (
             "Multi-head latent attention caches one compressed vector per token and layer that serves as both K and "
             "V, so there is no factor 2 (a published calculator once doubled it: a known bug)."
         )
     elif config.sliding_layers:
-        window = f"{sym('L', 'window')} · min({sym('T')}, {sym('W')})"
-        symbols = product(2, f"({sym('L', 'full')} · {sym('T')} + {window})", n_kv, d_k, size)
-        lengths = f"({config.full_layers} · {t:,} + {config.sliding_layers} · {min(t, config.sliding_window):,})"
-        numbers = product(2, lengths, config.n_kv_heads, config.head_dim, b)
+        full, window = product(sym("L", "full"), sym("T")), product(sym("L", "window"), f"min({sym('T')}, {sym('W')})")
+        symbols = product(2, f"({full} + {window})", n_kv, d_k, "bytes")
+        kept = product(config.sliding_layers, min(t, config.sliding_window))
+        numbers = product(2, f"({product(config.full_layers, t)} + {kept})", config.n_kv_heads, config.head_dim, b)
         note = (
             f"{config.sliding_layers} of the {config.n_layers} layers keep only the last {config.sliding_window:,} "
             f"tokens; the other {config.full_layers} keep all {t:,}."
         )
     else:
-        symbols = product(2, sym("L"), sym("T"), n_kv, d_k, size)
+        symbols = product(2, sym("L"), sym("T"), n_kv, d_k, "bytes")
         numbers = product(2, config.n_layers, t, config.n_kv_heads, config.head_dim, b)
         note = (
             "The primer writes h for the heads; with grouped-query attention only the n_kv KV heads are stored, "

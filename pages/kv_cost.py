@@ -4,9 +4,9 @@ a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
 core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
 is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration, budget,
-anatomy, sources; none until one is picked), the engine settings, model fields and config upload while their expanders
-are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns only that
-part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+anatomy, sources; none until one is picked), the engine settings and your own model's upload and fields while their
+expanders are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns only
+that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
@@ -38,8 +38,7 @@ st.markdown(
 )
 st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=scenario.load_primer_example, type="primary")
 choice, sizes_column = scenario.scenario_widgets(kv_help=tip("kv-cache"))
-fields = scenario.model_fields(choice["model"])
-scenario.config_inputs()
+fields = scenario.own_model(choice["model"])
 
 
 @st.fragment
@@ -55,7 +54,6 @@ def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_c
     auto = scenario.tp_is_auto()
     with answer:
         show.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
-    show.context_warning(config, deployment.context)
     show.formula(config, deployment, result)
 
     others = scenario.compare_widget()
@@ -65,9 +63,8 @@ def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_c
         download(
             lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
             file_name="kv-cost-briefing.html",
-            key="kv-briefing",
         )
-    show.compared_beyond_context(compared)
+        show.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
     open_tab(scenario.VIEWS, show.VIEW_SECTIONS, compared)
 
     show.comparison_table(compared)

@@ -18,7 +18,7 @@ from ui.widgets import chart, explain, setup_page
 setup_page(HOME)
 st.markdown(brief.lead())
 url = app_url()
-download(lambda: brief.briefing(url), file_name="transformer-briefing.html", key="overview-briefing")
+download(lambda: brief.briefing(url), file_name="transformer-briefing.html")
 
 st.subheader("The whole model in one picture")
 st.caption(

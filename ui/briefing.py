@@ -136,14 +136,14 @@ def scenario_link(page: str) -> str:
     return urljoin(app_url(), page) + (f"?{query}" if query else "")
 
 
-def download(build: Callable[[], Briefing], *, file_name: str, key: str) -> None:
-    """The "Download briefing" button; the file is built only when the reader clicks."""
+def download(build: Callable[[], Briefing], *, file_name: str) -> None:
+    """The "Download briefing" button; the file is built only when the reader clicks. Without a widget key, as it
+    keeps no state (see `ui.widgets.download_csv`)."""
     st.download_button(
         "Download briefing",
         lambda: document(build()).encode("utf-8"),
         file_name=file_name,
         mime="text/html",
-        key=key,
         on_click="ignore",
         icon=":material/download:",
         help="One HTML file: headline numbers, charts (interactive, offline) and the link back to this scenario.",

@@ -377,26 +377,15 @@ def headline(lead: str, config: ModelConfig, dep: kv.Deployment, result: kv.Plan
 
 def context_warning(config: ModelConfig, context: int) -> None:
     """A warning when the context per user is longer than the model's maximum context (the numbers still compute).
-    Its place is kept while there is no warning (`st.empty`), so one coming or going never shifts the elements below:
-    a shifted chart or table is drawn again from scratch in the browser."""
-    slot = st.empty()
+    Drawn last in the answer's own box, so one coming or going shifts no element of the sections below it: a shifted
+    chart or table is drawn again from scratch in the browser."""
     if config.exceeds_context(context):
-        slot.warning(
+        st.warning(
             f"**{context:,} tokens per user is longer than {config.name}'s maximum context of "
             f"{config.max_context:,} tokens** (max_position_embeddings in its config.json). The memory and cost "
-            "below are still computed, but the model as configured cannot hold conversations this long: shorten "
+            "on this page are still computed, but the model as configured cannot hold conversations this long: shorten "
             "the context, or choose a model (or a rope-scaling setup) built for it."
         )
-
-
-def compared_beyond_context(compared: Compared) -> None:
-    """A note naming the compared models whose maximum context is shorter than the chosen context (its place kept
-    while there is none, like `context_warning`'s)."""
-    context = compared[0][2].context
-    beyond = [f"{label} ({c.max_context:,})" for label, c, _, _ in compared[1:] if c.exceeds_context(context)]
-    slot = st.empty()
-    if beyond:
-        slot.caption(f"⚠ Maximum context shorter than {context:,} tokens: {', '.join(beyond)}.")
 
 
 def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
@@ -617,13 +606,20 @@ def comparison_table(compared: Compared) -> None:
     where an Arrow table would import pandas and make the browser load its data grid before the page settles."""
     dep, t = compared[0][2], compared[0][2].context
     columns, rows = _comparison(compared)
-    st.subheader("Side by side")
+    beyond = [f"{label} ({c.max_context:,})" for label, c, _, _ in compared[1:] if c.exceeds_context(t)]
     footnote = (
         f"Every row: {dep.gpu.name}, {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, "
         f"{t:,} tokens, {plural(dep.users, 'user')}; compared models at your GPUs per copy, or the smallest number "
         "that holds them."
     )
-    static_table(columns, rows, label="Side by side", formats={COST_COLUMN: money}, footnote=footnote)
+    if beyond:  # in the footnote, not a note of its own: one coming or going moves nothing on the page
+        footnote += (
+            f" ⚠ Maximum context shorter than {t:,} tokens: {', '.join(beyond)}; "
+            f"{'its row still assumes' if len(beyond) == 1 else 'their rows still assume'} the full {t:,} tokens."
+        )
+    static_table(
+        columns, rows, label="Side by side", formats={COST_COLUMN: money}, footnote=footnote, heading="Side by side"
+    )
     download_rows(rows, columns, name="comparison", key="kv-comparison")
 
 

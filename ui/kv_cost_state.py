@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -45,12 +45,11 @@ MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
-TYPED_OK = "kv_typed_ok"  # each number field's last valid value, put back when a typed one is refused
-TYPED_NOTES = "kv_typed_notes"  # the refused typed value of each field, named under it
-FIELDS_OPEN = "kv_fields_open"
+MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
+OWN_MODEL_OPEN = "kv_own_model_open"
+OWN_MODEL_LABEL = "Your own model: upload or paste a Hugging Face config.json, or edit every size"
 ENGINE_OPEN = "kv_engine_open"
 ENGINE_LABEL = "Engine settings: GPUs per model copy, shared prompt, memory use and speed"
-CONFIG_OPEN = "kv_config_open"
 SECTION = "kv_section"
 SECTIONS = (  # the planner's sections below the side-by-side table, one drawn at a time
     "Workload and bill",
@@ -115,6 +114,27 @@ class NumberSpec:
     default: float
     step: float
     help: str
+
+
+@dataclass
+class Memory:
+    """What the page keeps between runs besides its widgets' values, in one session entry: every selector and number
+    field reads every session entry on each run, so one entry instead of five keeps each run cheaper."""
+
+    link_read: bool = False  # the shared link has been read (`read_link` reads it once per session)
+    typed_ok: dict[str, float] = field(default_factory=dict)  # each number field's last valid value, put back when a
+    # typed one is refused
+    typed_notes: dict[str, str] = field(default_factory=dict)  # the refused typed value of each field, named under it
+    last_valid: tuple[ModelConfig, kv.Deployment] | None = None  # shown while the scenario cannot be computed
+    last_workload: serving.Workload | None = None  # shown while the workload cannot be served
+
+
+def memory() -> Memory:
+    """The page's memory for this session."""
+    kept = st.session_state.get(MEMORY)
+    if kept is None:
+        kept = st.session_state[MEMORY] = Memory()
+    return kept
 
 
 NUMBERS = {
@@ -370,11 +390,11 @@ def read_link(page: Path) -> None:
     same values written the page's way (one extra run, only for such links), and every value that cannot be read is
     named in a message (`link_notes`). A link naming only a preset (?model=Llama-3.1-8B) also fills the model fields
     from it; fields present in the link win. The fields and engine settings go into the session here, because their
-    widgets are drawn only while their expander is open (`model_fields`, `scenario_widgets`).
+    widgets are drawn only while their expander is open (`own_model`, `scenario_widgets`).
     """
-    if st.session_state.get("kv_link_read"):
+    if memory().link_read:
         return
-    st.session_state["kv_link_read"] = True
+    memory().link_read = True
     notes: list[str] = []
     written = {key: st.query_params.get_all(key) for key in st.query_params}
     link = {}
@@ -495,8 +515,8 @@ def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
     """On a typed or stepped value: keep it if the field can use it, otherwise put the last valid value back and name
     what was typed (the browser's own checks drop such values without a word, or read 1e308 as 1)."""
     spec, value = _spec(key), st.session_state.get(key)
-    kept = st.session_state.setdefault(TYPED_OK, {}).get(key, spec.default)
-    notes = st.session_state.setdefault(TYPED_NOTES, {})
+    kept = memory().typed_ok.get(key, spec.default)
+    notes = memory().typed_notes
     try:
         read = lr.read_number(repr(value), spec.low, spec.high, _whole(key))
     except lr.Refused as refused:
@@ -509,9 +529,9 @@ def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
         then()
 
 
-def _number(key: str, container: object = st, **extra: object) -> None:
-    """A number input (a slider for the two fractions) from its NumberSpec; bound to the URL unless `extra` says
-    otherwise.
+def _number(key: str, container: object = st, **extra: object) -> float | int:
+    """A number input (a slider for the two fractions) from its NumberSpec, bound to the URL unless `extra` says
+    otherwise; returns its value (`typed_value`).
 
     A number input has no bounds of its own and takes decimals: the browser then passes every typed value on
     (bounded or whole-number inputs drop out-of-range values silently and read 1e308 as 1), and `_check_typed`
@@ -521,7 +541,7 @@ def _number(key: str, container: object = st, **extra: object) -> None:
     common = {"key": key, "help": spec.help, **{"bind": "query-params", **extra}}
     if key in ("util", "eff", "mfu"):
         container.slider(spec.label, spec.low, spec.high, spec.default, spec.step, **common)
-        return
+        return typed_value(key)
     common.setdefault("format", "%.0f" if _whole(key) else None)
     then = common.pop("on_change", None)
     container.number_input(
@@ -532,9 +552,11 @@ def _number(key: str, container: object = st, **extra: object) -> None:
         args=(key, then),
         **common,
     )
-    st.session_state.setdefault(TYPED_OK, {})[key] = typed_value(key)
-    if note := st.session_state.get(TYPED_NOTES, {}).get(key):
+    kept = memory()
+    value = kept.typed_ok[key] = typed_value(key)
+    if note := kept.typed_notes.get(key):
         container.warning(note)
+    return value
 
 
 def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
@@ -545,7 +567,8 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
         _select(
             "Model",
             "model",
-            "A published model, or 'Custom' to use the fields below (an uploaded config.json lands there too).",
+            "A published model, or 'Custom' for your own: upload its config.json or edit its sizes in 'Your own model' "
+            "below.",
             on_change=on_model_change,
         )
         _select(
@@ -558,7 +581,7 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
     with top[2]:
         gpu_ids = list(kv.gpus())
         _select("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
-        _number("price", format="%.2f")
+        price = _number("price", format="%.2f")
     engine = st.expander(ENGINE_LABEL, key=ENGINE_OPEN, on_change="rerun")
     if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
         kept = {"bind": None, "persist_state": "session"}
@@ -599,7 +622,7 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
         {key: None if value == ENGINE_DEFAULTS[key] else _link_form(key, value) for key, value in engine_values.items()}
     )
     keys = ("model", "kv_dtype", "w_bits", "gpu")
-    return {key: st.session_state[key] for key in keys} | {"price": typed_value("price")} | engine_values, top[1]
+    return {key: st.session_state[key] for key in keys} | {"price": price} | engine_values, top[1]
 
 
 def _link_form(key: str, value: object) -> str:
@@ -610,20 +633,19 @@ def _link_form(key: str, value: object) -> str:
 def size_widgets(column: DeltaGenerator) -> dict:
     """Context and concurrent users in their column; returns their values by key. Drawn by the page's
     fragment, so a change reruns only what the sizes feed, not the selectors and expanders around them."""
-    for key in SIZES:
-        _number(key, column)
-    return {key: typed_value(key) for key in SIZES}
+    return {key: _number(key, column) for key in SIZES}
 
 
-def model_fields(model: str) -> dict:
-    """The custom model's fields by name ({} for a preset, whose fields are its own). Their 26 widgets are drawn only
-    while their expander is open (a closed one costs nothing); the values live in the session either way, and the
-    link holds them while the model is Custom (`_fields_in_link`)."""
-    box = st.expander(
-        "Model fields: every size of the model (edit any to build your own)", key=FIELDS_OPEN, on_change="rerun"
-    )
+def own_model(model: str) -> dict:
+    """One expander for building your own model: a config.json to upload or paste, then every size of the model as a
+    field. Returns the custom model's fields by name ({} for a preset, whose fields are its own). Its widgets are drawn
+    only while it is open (a closed one costs nothing); the values live in the session either way, and the link holds
+    them while the model is Custom (`_fields_in_link`)."""
+    box = st.expander(OWN_MODEL_LABEL, key=OWN_MODEL_OPEN, on_change="rerun")
     if box.open:
         with box:
+            _config_inputs()
+            st.markdown("**Every size of the model** (edit any to build your own; the model becomes Custom)")
             _field_widgets()
     primer = presets()[PRIMER]
     values = {
@@ -636,25 +658,30 @@ def model_fields(model: str) -> dict:
 
 
 def _field_widgets() -> None:
-    """Every size of the model as a field (four columns), defaulting to the primer's 7B.
+    """Every size of the model as a field, four to a row (row by row, so a phone stacks them in reading order).
 
     Not bound to the URL (see `_keep_in_link`); `persist_state` keeps a value while the widget is not drawn.
     """
-    primer = presets()[PRIMER]
-    cols = st.columns(4)
-    for index, name in enumerate(FIELD_NAMES):
-        label, helptext = FIELD_LABELS[name]
-        key = FIELD_KEYS[name]
-        default = getattr(primer, name)
-        common = {"key": key, "persist_state": "session", "help": helptext, "on_change": on_field_change}
-        with cols[index % 4]:
-            if isinstance(default, bool):
-                st.checkbox(label, default, **common)
-            elif name in ("norm", "bias"):
-                options = list(NORMS if name == "norm" else BIASES)
-                st.selectbox(label, options, options.index(default), **common)
-            else:
-                _number(key, bind=None, persist_state="session", on_change=on_field_change)
+    for start in range(0, len(FIELD_NAMES), 4):
+        row = FIELD_NAMES[start : start + 4]
+        for col, name in zip(st.columns(4), row, strict=False):  # the last row is shorter
+            with col:
+                _field_widget(name)
+
+
+def _field_widget(name: str) -> None:
+    """One model field, defaulting to the primer's 7B: a checkbox, a choice or a number."""
+    label, helptext = FIELD_LABELS[name]
+    key = FIELD_KEYS[name]
+    default = getattr(presets()[PRIMER], name)
+    common = {"key": key, "persist_state": "session", "help": helptext, "on_change": on_field_change}
+    if isinstance(default, bool):
+        st.checkbox(label, default, **common)
+    elif name in ("norm", "bias"):
+        options = list(NORMS if name == "norm" else BIASES)
+        st.selectbox(label, options, options.index(default), **common)
+    else:
+        _number(key, bind=None, persist_state="session", on_change=on_field_change)
 
 
 def _fields_in_link(values: dict) -> None:
@@ -680,29 +707,25 @@ def _keep_in_link(wanted: dict[str, str | None]) -> None:
             st.query_params[key] = value
 
 
-def config_inputs() -> None:
-    """Upload or paste a Hugging Face config.json, and what came of the last one; drawn only while its expander is
-    open (the pasted text is kept while it is closed)."""
-    box = st.expander("Upload or paste a Hugging Face config.json", key=CONFIG_OPEN, on_change="rerun")
-    if not box.open:
-        return
-    with box:
-        st.file_uploader(
-            "config.json (up to 1 MB)",
-            type=["json"],
-            key="kv_upload",
-            on_change=on_upload,
-            help="The model's config.json from its Hugging Face page ('Files and versions').",
-        )
-        st.text_area(
-            "…or paste its contents",
-            key="kv_paste",
-            height=120,
-            placeholder='{"num_hidden_layers": 32, …}',
-            persist_state="session",
-        )
-        st.button("Use pasted config", on_click=on_paste)
-        _report_box()
+def _config_inputs() -> None:
+    """Upload or paste a Hugging Face config.json, and what came of the last one (the pasted text is kept while the
+    expander is closed)."""
+    st.file_uploader(
+        "config.json (up to 1 MB)",
+        type=["json"],
+        key="kv_upload",
+        on_change=on_upload,
+        help="The model's config.json from its Hugging Face page ('Files and versions').",
+    )
+    st.text_area(
+        "…or paste its contents",
+        key="kv_paste",
+        height=120,
+        placeholder='{"num_hidden_layers": 32, …}',
+        persist_state="session",
+    )
+    st.button("Use pasted config", on_click=on_paste)
+    _report_box()
 
 
 def _report_box() -> None:
@@ -786,8 +809,8 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
             "This scenario cannot be computed, so the last valid one is shown:\n\n"
             + "\n".join(f"- {message}" for message in problems)
         )
-        return st.session_state.get("kv_last_valid", (presets()[PRIMER], kv.Deployment(gpu=kv.gpus()[DEFAULTS["gpu"]])))
-    st.session_state["kv_last_valid"] = (config, deployment)
+        return memory().last_valid or (presets()[PRIMER], kv.Deployment(gpu=kv.gpus()[DEFAULTS["gpu"]]))
+    memory().last_valid = (config, deployment)
     return config, deployment
 
 
@@ -837,22 +860,20 @@ def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
     (prompt + answer beyond its maximum context) is named by field and the last valid one kept."""
     first = next(iter(serving.api_prices()))
     api = st.session_state.get("api", first)
-    prices = (float(typed_value("api_in")), float(typed_value("api_out")))
+    values = {key: typed_value(key) for key in (*WORKLOAD_KEYS, *PRICE_KEYS)}
     _keep_in_link(
-        {
-            key: None if typed_value(key) == NUMBERS[key].default else str(typed_value(key))
-            for key in (*WORKLOAD_KEYS, *PRICE_KEYS)
-        }
+        {key: None if value == NUMBERS[key].default else str(value) for key, value in values.items()}
         | {"api": None if api == first else choices()["api"][1](api)}
     )
     load = serving.Workload(
-        requests_per_minute=float(typed_value("rpm")),
-        prompt_tokens=int(typed_value("prompt")),
-        output_tokens=int(typed_value("answer")),
-        ttft_s=float(typed_value("ttft")),
-        min_tokens_per_s=float(typed_value("speed")),
-        hours_per_month=float(typed_value("hours")),
+        requests_per_minute=float(values["rpm"]),
+        prompt_tokens=int(values["prompt"]),
+        output_tokens=int(values["answer"]),
+        ttft_s=float(values["ttft"]),
+        min_tokens_per_s=float(values["speed"]),
+        hours_per_month=float(values["hours"]),
     )
+    prices = (float(values["api_in"]), float(values["api_out"]))
     total = load.prompt_tokens + load.output_tokens
     if config.exceeds_context(total):
         st.error(
@@ -860,7 +881,7 @@ def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
             f"than {config.name}'s maximum context of {config.max_context:,} tokens, so the last valid workload is "
             "shown."
         )
-        load = st.session_state.get("kv_last_workload", serving.Workload())
+        load = memory().last_workload or serving.Workload()
     else:
-        st.session_state["kv_last_workload"] = load
+        memory().last_workload = load
     return load, api, *prices

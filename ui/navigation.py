@@ -6,6 +6,7 @@ Pure data (no streamlit import) so tests and benchmarks can iterate over it. A p
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,12 +26,13 @@ class PageSpec:
     summary: str
     landmark: str
 
-    @property
+    @cached_property
     def url_path(self) -> str:
-        """The page's address below the app's root ('' for the overview)."""
+        """The page's address below the app's root ('' for the overview); worked out once, as every glossary link on
+        a page reads it."""
         return "" if self.script == HOME_SCRIPT else Path(self.script).stem
 
-    @property
+    @cached_property
     def path(self) -> Path:
         """Absolute path of the page script."""
         return ROOT / self.script

@@ -10,6 +10,7 @@ import csv
 import html
 import io
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
 
 from ui import browser
 
@@ -36,10 +37,12 @@ def table_html(
     label: str,
     formats: Mapping[str, Callable[[Cell], str]] | None = None,
     footnote: str = "",
+    heading: str = "",
 ) -> str:
     """The table's HTML: a keyboard-scrollable region named `label`, header cells for the columns and for each row's
     first cell, numbers and their column's heading right-aligned; `formats` overrides how a column's values are shown
-    (e.g. money); `footnote`, escaped, as a caption-style line under the table."""
+    (e.g. money); `footnote`, escaped, as a caption-style line under the table; `heading`, escaped, as a section
+    heading above it."""
     formats = formats or {}
     numeric_columns = {name for row in rows for name, value in zip(columns, row, strict=True) if _is_number(value)}
     head = "".join(
@@ -56,8 +59,9 @@ def table_html(
         body.append(f"<tr>{''.join(cells)}</tr>")
     name = html.escape(label, quote=True)
     below = f'<p class="table-footnote">{html.escape(footnote)}</p>' if footnote else ""
+    above = f"<h3>{html.escape(heading)}</h3>" if heading else ""
     return (
-        f'<div class="static-table" role="region" aria-label="{name}" tabindex="0">'
+        f'{above}<div class="static-table" role="region" aria-label="{name}" tabindex="0">'
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{below}"
     )
 
@@ -69,9 +73,25 @@ def static_table(
     label: str,
     formats: Mapping[str, Callable[[Cell], str]] | None = None,
     footnote: str = "",
+    heading: str = "",
 ) -> None:
-    """Draw the table and its footnote as one element (see `table_html`)."""
-    browser.draw_html(table_html(columns, rows, label=label, formats=formats, footnote=footnote))
+    """Draw the table with its heading and footnote as one element (see `table_html`)."""
+    shown = tuple((formats or {}).items())
+    browser.draw_html(_kept_html(tuple(columns), tuple(map(tuple, rows)), label, shown, footnote, heading))
+
+
+@lru_cache(maxsize=64)
+def _kept_html(
+    columns: tuple[str, ...],
+    rows: tuple[tuple[Cell, ...], ...],
+    label: str,
+    formats: tuple[tuple[str, Callable[[Cell], str]], ...],
+    footnote: str,
+    heading: str,
+) -> str:
+    """`table_html` made once per content: a rerun that changes nothing in a table (another control moved) redraws
+    it from the string already built."""
+    return table_html(columns, rows, label=label, formats=dict(formats), footnote=footnote, heading=heading)
 
 
 def csv_bytes(columns: Sequence[str], rows: Rows) -> bytes:

@@ -87,10 +87,10 @@ def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
 
 
 def download_csv(data: Callable[[], bytes], *, name: str, key: str) -> None:
-    """A CSV download button whose bytes are made by `data` only when the reader clicks (no rerun on click)."""
-    st.download_button(
-        f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", key=f"dl-{key}", on_click="ignore"
-    )
+    """A CSV download button, `key`.csv, whose bytes are made by `data` only when the reader clicks (no rerun on
+    click). It keeps no state, so it has no widget key: every keyed entry in the session is read again by each
+    selector and number field on every run."""
+    st.download_button(f"Download {name} (CSV)", data, file_name=f"{key}.csv", mime="text/csv", on_click="ignore")
 
 
 def shape_label(rows: int, columns: int, rows_name: str = "T", columns_name: str = "d_model") -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -79,12 +80,22 @@ def static_tables(at: AppTest) -> dict[str, list[list[str]]]:
     """The page's static tables (ui/static_table.py) by their label: rows of cell texts as shown, header row first."""
     tables = {}
     for element in at.get("html"):
-        found = re.match(r'<div class="static-table" role="region" aria-label="([^"]*)"', element.proto.body)
+        heading = r"(?:<h3>[^<]*</h3>)?"  # a table may carry its section heading in the same element
+        found = re.match(heading + r'<div class="static-table" role="region" aria-label="([^"]*)"', element.proto.body)
         if found:
             cells = _Cells()
             cells.feed(element.proto.body)
             tables[found.group(1)] = cells.rows
     return tables
+
+
+def table_footnote(at: AppTest, label: str) -> str:
+    """The footnote under the static table named `label`, as shown (unescaped)."""
+    for element in at.get("html"):
+        if f'aria-label="{html.escape(label, quote=True)}"' in element.proto.body:
+            found = re.search(r'<p class="table-footnote">(.*?)</p>', element.proto.body)
+            return html.unescape(found.group(1)) if found else ""
+    raise AssertionError(f"no table named {label}")
 
 
 class _Cards(HTMLParser):

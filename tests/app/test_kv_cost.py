@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 from core import calibration as cal
 from core import kv_cache as kv
 from core import serving as sv
-from core.model_config import param_count, presets
+from core.model_config import FIELD_NAMES, param_count, presets
 from tests.app.helpers import chart_specs as figures
-from tests.app.helpers import metric_cards, shown, static_tables
+from tests.app.helpers import metric_cards, shown, static_tables, table_footnote
 from tests.app.helpers import numbers as values
-from ui.kv_cost_state import CONFIG_OPEN, ENGINE_OPEN, FIELDS_OPEN, SECTION, SECTIONS
+from ui.kv_cost_state import ENGINE_OPEN, FIELD_KEYS, OWN_MODEL_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
@@ -45,8 +46,8 @@ def captions(at: AppTest) -> str:
 
 
 def open_fields(at: AppTest, is_open: bool = True) -> AppTest:
-    """Open (or close) the "Model fields" expander, as a reader's click does: its fields are drawn only while open."""
-    at.session_state[FIELDS_OPEN] = is_open
+    """Open (or close) the "Your own model" expander, as a reader's click does: its fields are drawn only while open."""
+    at.session_state[OWN_MODEL_OPEN] = is_open
     return at.run()
 
 
@@ -62,8 +63,8 @@ def reveal(at: AppTest, place: str) -> AppTest:
 
 
 def open_config(at: AppTest) -> AppTest:
-    """Open the config upload expander (drawn only while open)."""
-    at.session_state[CONFIG_OPEN] = True
+    """Open the "Your own model" expander, which holds the config upload (drawn only while open)."""
+    at.session_state[OWN_MODEL_OPEN] = True
     return at.run()
 
 
@@ -503,7 +504,27 @@ def test_a_custom_maximum_context_is_checked_and_compared_models_are_named(at):
     assert at.selectbox(key="model").value == "custom"
     assert "maximum context of 16,384 tokens" in " ".join(w.value for w in at.warning)
     at.multiselect(key="compare").set_value(["gemma-2-9b", "llama-3.1-8b"]).run()
-    assert "Maximum context shorter than 32,768 tokens: Gemma-2-9B (8,192)." in captions(at)
+    footnote = table_footnote(at, "Side by side")  # named under the table whose rows it concerns
+    assert "Maximum context shorter than 32,768 tokens: Gemma-2-9B (8,192); its row still assumes" in footnote
+    at.multiselect(key="compare").set_value(["gemma-2-9b", "mistral-7b"]).run()
+    assert "Gemma-2-9B (8,192), Mistral-7B-v0.1 (32,768)" not in table_footnote(at, "Side by side")  # 32K fits
+    at.number_input(key="context").set_value(65536).run()
+    assert "⚠" not in captions(at) and "Gemma-2-9B (8,192), Mistral-7B-v0.1 (32,768); their rows" in table_footnote(
+        at, "Side by side"
+    )
+
+
+def _in_page_order(node: object) -> Iterator[object]:
+    """Every element under `node`, in the order the page shows them (a phone stacks columns in this order)."""
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _in_page_order(child)
+
+
+def test_model_fields_read_row_by_row_in_their_own_order(at):
+    open_fields(at)
+    shown_keys = [key for node in _in_page_order(at.main) if (key := getattr(node, "key", None) or "").startswith("f_")]
+    assert shown_keys == [FIELD_KEYS[name] for name in FIELD_NAMES]  # Layers, width, heads, KV heads, head size, …
 
 
 def field_widgets(at: AppTest) -> list[str]:
@@ -554,7 +575,7 @@ def test_sections_below_the_table_are_drawn_when_opened(at):
     assert f"**{kv.gpus()['h100-sxm'].name}**" in text
     open_config(at)
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 40}').run()
-    at.session_state[CONFIG_OPEN] = False
+    at.session_state[OWN_MODEL_OPEN] = False
     at.run()
     assert not at.text_area
     assert open_config(at).text_area(key="kv_paste").value == '{"num_hidden_layers": 40}'  # kept while closed

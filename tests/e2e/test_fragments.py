@@ -85,7 +85,7 @@ def test_a_context_step_resends_only_the_sizes_and_what_they_feed(warm, watch):
     watch.page.wait_for_function(
         "() => document.querySelector('.st-key-lead')?.innerText.includes('33,792 tokens')", timeout=30_000
     )
-    fixed = 12  # at least: link router, title, summary, words, introduction, example button, 4 selectors, 3 expanders
+    fixed = 11  # at least: link router, title, summary, words, introduction, example button, 4 selectors, 2 expanders
     assert 0 < sent <= whole - fixed, (sent, whole)
     assert watch.page.locator(answer).count() == drawn  # the answer at the top is rewritten in place, not added
     assert watch.page.locator(".st-key-context").count() == 1 and watch.page.locator(".st-key-users").count() == 1

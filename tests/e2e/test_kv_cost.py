@@ -12,6 +12,7 @@ from core import kv_cache as kv
 from core import serving as sv
 from core.model_config import presets
 from tests.e2e.conftest import PageWatch
+from ui.kv_cost_state import OWN_MODEL_LABEL
 from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
@@ -78,7 +79,7 @@ def test_shared_url_restores_the_scenario(server, browser, watch):
 def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server, watch, tmp_path):
     watch.open(server.url(SPEC.url_path), SPEC.landmark)
     assert metric(watch, "KV per user") == "17.18 GB"
-    watch.page.get_by_text("Upload or paste a Hugging Face config.json").click()
+    watch.page.get_by_text(OWN_MODEL_LABEL, exact=True).click()
     watch.settle()  # the upload is drawn once the expander is open
 
     bad = tmp_path / "config.json"
@@ -132,7 +133,7 @@ def test_custom_fields_stay_in_the_link_while_their_expander_is_closed(server, b
     context.fill("65536")
     context.press("Enter")
     watch.settle()
-    fields = watch.page.get_by_text("Model fields: every size of the model", exact=False).first
+    fields = watch.page.get_by_text(OWN_MODEL_LABEL, exact=True).first
     fields.click()
     watch.settle()
     layers = watch.page.get_by_label("Layers L", exact=True)

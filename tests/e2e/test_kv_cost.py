@@ -306,3 +306,29 @@ def test_a_headline_numbers_help_shows_on_hover_on_focus_and_on_tap(server, brow
         other.get_by_role("button").hover()
         opened = other.locator(".metric-help-text").bounding_box()
         assert main["x"] <= opened["x"] and opened["x"] + opened["width"] <= main["x"] + main["width"], (index, opened)
+
+
+@pytest.mark.e2e
+def test_a_typed_number_the_field_cannot_hold_keeps_the_last_value_and_is_named(server, watch):
+    # Streamlit's number input sends an empty field, or one beyond the float range, as "no value" and the widget's
+    # default (32,768) would silently replace the reader's 65,536; the page keeps 65,536 and says so under the field.
+    watch.open(server.url(f"{SPEC.url_path}?context=65536"), SPEC.landmark)
+    box = watch.page.get_by_role("spinbutton", name="Context per user T (tokens)")
+    note = watch.page.locator(".st-key-context .number-note")
+    for typed, why in (("", "an empty field cannot be used"), ("9" * 400, "it is not a number this field can hold")):
+        sent = watch.messages_for(lambda typed=typed: (box.fill(typed), box.press("Enter")))
+        assert sent == 0 and box.input_value() == "65536", (typed[:5], sent, box.input_value())
+        assert why in note.inner_text() and "the field keeps 65,536." in note.inner_text()
+        assert metric(watch, "KV per user") == gb(2 * 32 * 65536 * 32 * 128 * 2) and "context=65536" in watch.page.url
+    box.fill("")
+    box.press("Tab")  # leaving the field commits it too
+    watch.page.wait_for_timeout(300)
+    assert box.input_value() == "65536" and "an empty field" in note.inner_text()
+    box.fill("40960")
+    box.press("Enter")
+    watch.settle()
+    assert note.count() == 0 and "context=40960" in watch.page.url  # a value the field takes clears the line
+    assert metric(watch, "KV per user") == gb(2 * 32 * 40960 * 32 * 128 * 2)
+    assert watch.exceptions_on_screen() == 0
+    watch.screenshot("kv_cost-number-note")
+    assert watch.errors == [], watch.errors

@@ -48,3 +48,21 @@ def test_choices_go_into_the_url_and_survive_another_page(warm, watch):
     watch.page.get_by_text("The cache is KV, not QKV.", exact=False).first.wait_for(timeout=30_000)
     assert watch.exceptions_on_screen() == 0
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_number_outside_a_fields_bounds_is_named_under_it_and_the_last_value_kept(warm, watch):
+    # A bounded field marks such a value with an icon whose message needs a hover; the page names it in a line.
+    watch.open(warm.url(f"{SPEC.url_path}?qkv_section=KV+cache&qkv_size_L=12"), SPEC.landmark)
+    box = watch.page.get_by_role("spinbutton", name="layers L")
+    box.wait_for(timeout=30_000)
+    note = watch.page.locator("[data-testid='stNumberInput']").filter(has=box).locator(".number-note")
+    sent = watch.messages_for(lambda: (box.fill("5000"), box.press("Enter")))
+    assert sent == 0 and box.input_value() == "12"
+    assert note.inner_text() == "⚠ layers L: “5000” cannot be used: it is outside 1 … 1,000; the field keeps 12."
+    box.fill("16")
+    box.press("Enter")
+    watch.settle()
+    assert note.count() == 0 and "qkv_size_L=16" in watch.page.url
+    assert watch.exceptions_on_screen() == 0
+    assert watch.errors == [], watch.errors

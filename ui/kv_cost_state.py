@@ -122,8 +122,7 @@ class Memory:
     field reads every session entry on each run, so one entry instead of five keeps each run cheaper."""
 
     link_read: bool = False  # the shared link has been read (`read_link` reads it once per session)
-    typed_ok: dict[str, float] = field(default_factory=dict)  # each number field's last valid value, put back when a
-    # typed one is refused
+    typed_ok: dict[str, float] = field(default_factory=dict)  # each number field's last valid value (put back)
     typed_notes: dict[str, str] = field(default_factory=dict)  # the refused typed value of each field, named under it
     last_valid: tuple[ModelConfig, kv.Deployment] | None = None  # shown while the scenario cannot be computed
     last_workload: serving.Workload | None = None  # shown while the workload cannot be served
@@ -552,9 +551,9 @@ def _number(key: str, container: object = st, **extra: object) -> float | int:
         args=(key, then),
         **common,
     )
-    kept = memory()
-    value = kept.typed_ok[key] = typed_value(key)
-    if note := kept.typed_notes.get(key):
+    page = memory()
+    value = page.typed_ok[key] = typed_value(key)
+    if note := page.typed_notes.get(key):
         container.warning(note)
     return value
 

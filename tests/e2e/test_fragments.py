@@ -1,9 +1,9 @@
 """Clicks that resend and redraw only what they change, in Chromium. The CNN page's window, the ablation lab's head
 switches and the cost page's sizes are fragments, so the server sends the fragment's elements, not the whole page's
 (counted as the messages the browser receives), and what a fragment writes outside itself (the lead above the bench,
-the cost page's answer and its sizes' column) is rewritten in place. On the cost page a note that comes and goes
-keeps its place, so the charts and tables below it are updated where they are, not drawn again from scratch (their
-nodes in the page survive)."""
+the cost page's answer and its sizes' column) is rewritten in place. On the cost page a note that comes and goes (in
+the answer's box or the table's footnote) moves no element below it, so the charts and tables are updated where they
+are, not drawn again from scratch (their nodes in the page survive)."""
 
 from __future__ import annotations
 
@@ -55,18 +55,26 @@ def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(war
 
 
 @pytest.mark.e2e
-def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch):
-    watch.open(warm.url(f"{COST.url_path}?context=32768&kv_section=Workload+and+bill"), COST.landmark)
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [  # 33,792 tokens: beyond one compared model's maximum (named in the table's footnote), then back to 32,768
+        ("context=32768", "Maximum context shorter than"),
+        # 5,120 tokens: beyond Llama-2-7B's own 4,096 (a warning in the answer's box), then back to 4,096
+        ("model=Llama-2-7B&context=4096", "longer than Llama-2-7B's maximum context"),
+    ],
+)
+def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch, query, note):
+    watch.open(warm.url(f"{COST.url_path}?{query}&kv_section=Workload+and+bill"), COST.landmark)
     below = ".st-key-kv-workload .js-plotly-plot, [data-testid='stMain'] [data-testid='stHtml']:has(.static-table)"
     watch.page.locator(".st-key-kv-workload .js-plotly-plot").wait_for(timeout=30_000)
-    note = watch.page.get_by_text("Maximum context shorter than", exact=False)
-    assert note.count() == 0
+    shown_note = watch.page.get_by_text(note, exact=False)
+    assert shown_note.count() == 0
     step_up = watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']")
-    for shown in (1, 0):  # 33,792 tokens: beyond one compared model's maximum, so the note appears; then it goes
+    for shown in (1, 0):  # one step up brings the note, one step down takes it away
         watch.page.evaluate(MARK, below)
         (step_up if shown else watch.page.locator(".st-key-context [data-testid='stNumberInputStepDown']")).click()
         watch.settle()
-        assert note.count() == shown
+        assert shown_note.count() == shown
         kept = watch.page.evaluate(KEPT, below)
         assert len(kept) == 2 and all(kept), kept  # the workload chart and the side-by-side table
     assert watch.exceptions_on_screen() == 0

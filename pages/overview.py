@@ -8,7 +8,7 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from ui import browser
+from ui import html_element
 from ui import overview as brief
 from ui.briefing import app_url, download
 from ui.glossary import link
@@ -27,7 +27,7 @@ st.caption(
     "block reads it and adds a correction. Select a box to open that step in the two-layer trace."
 )
 with st.container(key="pipeline"):
-    browser.draw_html(brief.pipeline_html(brief.pipeline()))
+    html_element.draw_html(brief.pipeline_html(brief.pipeline()))
 
 st.subheader("Five takeaways")
 for number, item in enumerate(brief.takeaways(), start=1):

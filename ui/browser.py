@@ -1,5 +1,6 @@
 """What every page adds to the browser once: in-app links that stay in the same tab and session, a note under a
-number field naming a typed value the browser refused, readable captions and phone layout.
+number field naming a typed value the browser refused, the script that draws the charts (ui/chart_element.py),
+readable captions and phone layout.
 
 Streamlit opens every markdown link in a new tab, which starts a whole new app session (seconds on a cold server).
 The script below catches a plain click on a link to one of the app's own pages (glossary terms, the overview's
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 import json
 
-import streamlit as st
-
+from ui import chart_element
+from ui.html_element import draw_html
 from ui.navigation import GLOSSARY, PAGES
 
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
@@ -157,24 +158,14 @@ NUMBER_NOTES_JS = """
 """
 
 
-class _Built(str):
-    """HTML the app built itself, handed to st.html as it is: a body with `_repr_html_` skips st.html's dedent of the
-    whole text and its look for a file of that name (about 0.1 ms per 4 kB, on every rerun)."""
-
-    def _repr_html_(self) -> str:
-        return str(self)
-
-
-def draw_html(body: str, *, scripts: bool = False) -> None:
-    """Draw HTML the app built (every reader-derived part already escaped); `scripts` lets its script tags run."""
-    st.html(_Built(body), unsafe_allow_javascript=scripts)
-
-
 _ROUTED = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
-_INSTALLED = f"<style>{PAGE_CSS}</style><script>{ROUTER_JS % _ROUTED}{NUMBER_NOTES_JS}</script>"
+_INSTALLED = (
+    f"<style>{PAGE_CSS}{chart_element.CSS}</style>"
+    f"<script>{ROUTER_JS % _ROUTED}{NUMBER_NOTES_JS}{chart_element.JS}</script>"
+)
 
 
 def install() -> None:
-    """Add the link router, the number-field notes and the page CSS to the page (about seven kilobytes, idempotent in
-    the browser)."""
+    """Add the link router, the number-field notes, the chart script and the page CSS to the page (about twelve
+    kilobytes, idempotent in the browser)."""
     draw_html(_INSTALLED, scripts=True)

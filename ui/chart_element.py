@@ -1,9 +1,11 @@
-"""The element every chart is drawn with: plotly.js in a small in-page component that updates a chart in place.
+"""The element every chart is drawn with: plotly.js driven by the page's chart script, which updates a plot in place.
 
 Streamlit's own plotly element gives a chart a new identity whenever its figure changes, so every click that moves a
 chart throws the old plot away and builds a new one (Plotly.newPlot), which costs the browser more than the rest of
-the rerun. This element keeps one plot per chart key and hands a changed figure to Plotly.react, which redraws only
-what changed. plotly.js loads once per browser tab, from static/: the plotly package's plotly.js version, bundled with
+the rerun. Here a chart is app-built HTML (its figure as JSON) and the script every page installs keeps one plot per
+chart slot, handing a changed figure to Plotly.react, which redraws only what changed. (A custom component does the
+same in the browser, but is two widget states per chart that Streamlit reads for every selector and number field on
+every run.) plotly.js loads once per browser tab, from static/: the plotly package's plotly.js version, bundled with
 only the trace types these charts use (js/plotly-bundle): 30% of the full file, parsed in about a fifth of the time.
 
 The figures keep Streamlit's look: the theme Streamlit's element applies in the browser (assets/chart_theme.json,
@@ -12,6 +14,7 @@ read from that element under this app's config.toml) is applied here on the serv
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import threading
@@ -19,8 +22,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io as pio
-import streamlit as st
 
+from ui.html_element import draw_html
 from ui.navigation import ROOT
 
 THEME = json.loads((ROOT / "assets" / "chart_theme.json").read_text(encoding="utf-8"))
@@ -28,9 +31,14 @@ PLOTLY_JS = ROOT / "static" / "plotly-primer.min.js"  # built by js/plotly-bundl
 KEPT = 128  # figures whose JSON form is kept (a page draws a few at a time; an evicted one is redone)
 _PLACEHOLDER = re.compile("|".join(re.escape(colour) for colour in THEME["placeholders"]))
 
-# One plot per chart: created on the first figure, then Plotly.react with each changed one. Figures that arrive while
-# plotly.js is still loading are drawn once it has (only the latest). The plot follows its column's width.
+# One plot per chart slot, kept across reruns: each chart element is app-built HTML (st.html) holding the figure as
+# JSON and a one-line script that hands it here. When a figure changes, Streamlit empties the element and fills it
+# anew; the plot already drawn in that slot is moved into it and given the new figure (Plotly.react), so it is
+# redrawn in place rather than built again. Figures that arrive while plotly.js is still loading are drawn once it has
+# (only the latest). The plot follows its column's width. A plot whose element has left the page is freed.
 JS = """
+(() => {
+if (window.primerChart) return;
 const SOURCE = new URL("app/static/plotly-primer.min.js", document.baseURI).href;
 let loading = null;
 
@@ -86,28 +94,49 @@ function height(chart) {
   return document.fullscreenElement === chart ? window.innerHeight : chart.height;
 }
 
-export default function (component) {
-  const { data, parentElement } = component;
-  const text = new TextDecoder().decode(data);
-  let chart = parentElement.querySelector(":scope > .primer-chart");
+const PLOTS = new Map();  // slot -> its plot
+
+function plotFor(slot) {
+  let chart = PLOTS.get(slot);
   if (!chart) {
     chart = document.createElement("div");
     chart.className = "primer-chart";
+    chart.dataset.chart = slot;
     chart.setAttribute("role", "figure");
-    parentElement.appendChild(chart);
-    chart.resizer = new ResizeObserver(() => { if (window.Plotly && chart.drawn) window.Plotly.Plots.resize(chart); });
+    chart.resizer = new ResizeObserver(() => {  // a plot that left the page has no size to follow
+      if (window.Plotly && chart.drawn && chart.isConnected) window.Plotly.Plots.resize(chart);
+    });
+    chart.resizer.observe(chart);
     chart.addEventListener("fullscreenchange", () => {
       if (window.Plotly && chart.drawn) window.Plotly.relayout(chart, { height: height(chart) });
     });
+    PLOTS.set(slot, chart);
   }
-  chart.resizer.observe(chart);
-  const cleanup = () => chart.resizer.disconnect();
-  if (chart.sent === text) return cleanup;
+  return chart;
+}
+
+// Run after the elements of one rerun are in place (a chart's element is emptied before it is filled again).
+function freeDetached() {
+  for (const [slot, chart] of PLOTS) {
+    if (chart.isConnected) continue;
+    chart.resizer.disconnect();
+    if (window.Plotly && chart.drawn) window.Plotly.purge(chart);
+    PLOTS.delete(slot);
+  }
+}
+
+window.primerChart = (script) => {
+  const text = script.previousElementSibling.textContent;
+  const slot = script.dataset.slot;
+  const chart = plotFor(slot);
+  script.parentElement.prepend(chart);
+  setTimeout(freeDetached, 0);
+  if (chart.sent === text) return;
   chart.sent = text;
   const { alt, config, key, figure } = JSON.parse(text);
   chart.setAttribute("aria-label", alt);
   const title = figure.layout.title;
-  if (title && title.text) title.text = "<b>" + title.text + "</b>";
+  if (title && title.text) title.text = "\\x3cb>" + title.text + "\\x3c/b>";
   chart.height = figure.layout.height || 450;
   chart.style.minHeight = chart.height + "px";
   // plotly takes every data array it is handed anew as changed and recomputes the whole chart, unless the layout
@@ -129,12 +158,16 @@ export default function (component) {
       SETTLED.set(key, { l, r, t, b });
     });
   })).catch((error) => { chart.textContent = String(error); });
-  return cleanup;
-}
+};
+for (const script of window.primerChartQueue || []) window.primerChart(script);
+delete window.primerChartQueue;
+})();
 """
 CSS = ".primer-chart { width: 100%; } .primer-chart:fullscreen { background: #ffffff; }"
-
-_component = st.components.v2.component("primer_chart", js=JS, css=CSS, isolate_styles=False)
+# What a chart element's script runs: the chart script above, or a queue it drains when it runs later.
+_HAND_OVER = "(window.primerChart || ((s) => (window.primerChartQueue ||= []).push(s)))(document.currentScript)"
+# JSON inside a script element: no character that could end the element or open markup.
+_INERT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 _themed: dict[int, tuple[go.Figure, str]] = {}
 _themed_lock = threading.Lock()
 
@@ -169,18 +202,28 @@ def themed_spec(fig: go.Figure) -> str:
     return text
 
 
-def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> bytes:
-    """What the element receives: one JSON object holding the figure, the chart's key, its accessible name and
-    plotly's config. Sent as bytes, which Streamlit forwards as they are (a dict would be scanned for data frames,
-    importing pandas)."""
+def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> str:
+    """What the chart's script reads: one JSON object holding the figure, the chart's key, its accessible name and
+    plotly's config."""
     head = json.dumps({"alt": alt, "config": config, "key": key})[:-1]
-    return f'{head}, "figure": {themed_spec(fig)}}}'.encode()
+    return f'{head}, "figure": {themed_spec(fig)}}}'
+
+
+def element_html(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], slot: str | None = None) -> str:
+    """The chart's element: its payload as inert JSON (every character that could end the script escaped, so no text
+    in a figure can become markup) and the script that hands it to the page's chart script."""
+    data = payload(fig, key=key, alt=alt, config=config).translate(_INERT)
+    slot_attr = html.escape(slot or key, quote=True)
+    return (
+        f'<script type="application/json" class="primer-chart-data">{data}</script>'
+        f'<script data-slot="{slot_attr}">{_HAND_OVER}</script>'
+    )
 
 
 def draw(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], slot: str | None = None) -> None:
     """Draw a figure full-width under a stable key, with `alt` as the chart's accessible name.
 
-    `slot`, when given, is the element's key instead: figures that take turns in one place on the page (one step's
+    `slot`, when given, names the plot instead: figures that take turns in one place on the page (one step's
     matrices, then another's) then update the plot already there (Plotly.react) rather than remove it and build a new
     one; `key` still names the figure, whose settled margins the browser keeps."""
-    _component(data=payload(fig, key=key, alt=alt, config=config), key=slot or key)
+    draw_html(element_html(fig, key=key, alt=alt, config=config, slot=slot), scripts=True)

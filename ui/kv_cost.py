@@ -25,9 +25,9 @@ from core.model_config import (
     reference_models,
     weight_inventory,
 )
-from ui.browser import draw_html
 from ui.figures import layout
 from ui.glossary import link
+from ui.html_element import draw_html
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
 from ui.metric_cards import Card, metric_cards

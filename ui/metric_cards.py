@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ui import browser
+from ui import html_element
 
 
 @dataclass(frozen=True)
@@ -48,4 +48,4 @@ def cards_html(cards: Sequence[Card], *, label: str, key: str, footnote: str = "
 
 def metric_cards(cards: Sequence[Card], *, label: str, key: str, footnote: str = "") -> None:
     """Draw the cards (see `cards_html`)."""
-    browser.draw_html(cards_html(cards, label=label, key=key, footnote=footnote))
+    html_element.draw_html(cards_html(cards, label=label, key=key, footnote=footnote))

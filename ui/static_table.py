@@ -12,7 +12,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from ui import browser
+from ui import html_element
 
 Cell = str | int | float | None
 Rows = Sequence[Sequence[Cell]]
@@ -77,7 +77,7 @@ def static_table(
 ) -> None:
     """Draw the table with its heading and footnote as one element (see `table_html`)."""
     shown = tuple((formats or {}).items())
-    browser.draw_html(_kept_html(tuple(columns), tuple(map(tuple, rows)), label, shown, footnote, heading))
+    html_element.draw_html(_kept_html(tuple(columns), tuple(map(tuple, rows)), label, shown, footnote, heading))
 
 
 @lru_cache(maxsize=64)

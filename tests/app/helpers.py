@@ -22,13 +22,13 @@ def run_page(script: str, **query: str) -> AppTest:
     return at
 
 
+CHART_DATA = re.compile(r'<script type="application/json" class="primer-chart-data">(.*?)</script>', re.DOTALL)
+
+
 def charts(at: AppTest) -> list[dict]:
-    """The page's charts, in page order, as the chart element received them: `figure`, `alt` and plotly's `config`."""
-    return [
-        json.loads(element.proto.bytes)
-        for element in at.get("bidi_component")
-        if element.proto.component_name == "primer_chart"
-    ]
+    """The page's charts, in page order, as the chart script reads them: `figure`, `alt`, `key` and plotly's
+    `config`."""
+    return [json.loads(data) for element in at.get("html") for data in CHART_DATA.findall(element.proto.body)]
 
 
 def chart_specs(at: AppTest) -> list[dict]:

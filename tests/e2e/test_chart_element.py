@@ -9,9 +9,9 @@ import pytest
 from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
-CHART = ".st-key-window .primer-chart"
+CHART = ".primer-chart[data-chart=window]"
 COST = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
-KV_CHART = ".st-key-kv-context .primer-chart"
+KV_CHART = ".primer-chart[data-chart=kv-context]"
 BUTTONS = "charts => [...charts[0].querySelectorAll('.modebar-btn')].map(b => b.dataset.title)"
 
 
@@ -104,4 +104,17 @@ def test_a_redraw_with_the_same_data_keeps_its_data_revision_and_new_data_gets_a
     watch.page.wait_for_function(f"() => {MARKER[6:]} === 600000", timeout=30_000)
     watch.settle()
     assert watch.page.evaluate(REVISION) == revision + 1 and watch.page.evaluate(LINE) != line
+    assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_a_chart_is_drawn_again_when_its_tab_comes_back(server, watch):
+    """A tab's chart leaves the page while another tab is open (its plot is freed) and is drawn anew on return."""
+    watch.open(server.url(COST.url_path), COST.landmark)
+    watch.page.locator(f"{KV_CHART} .main-svg").first.wait_for(timeout=30_000)
+    for tab, chart in (("Memory per GPU", ".primer-chart[data-chart=kv-memory]"), ("KV vs context", KV_CHART)):
+        watch.page.get_by_role("tab", name=tab).click()
+        watch.page.locator(f"{chart} .main-svg").first.wait_for(timeout=30_000)
+        watch.settle()
+        assert watch.page.locator(".primer-chart").count() == 1  # the open tab's chart alone
     assert watch.errors == [], watch.errors

@@ -65,8 +65,9 @@ def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(war
 )
 def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch, query, note):
     watch.open(warm.url(f"{COST.url_path}?{query}&kv_section=Workload+and+bill"), COST.landmark)
-    below = ".st-key-kv-workload .js-plotly-plot, [data-testid='stMain'] [data-testid='stHtml']:has(.static-table)"
-    watch.page.locator(".st-key-kv-workload .js-plotly-plot").wait_for(timeout=30_000)
+    workload = ".primer-chart[data-chart=kv-workload].js-plotly-plot"
+    below = f"{workload}, [data-testid='stMain'] [data-testid='stHtml']:has(.static-table)"
+    watch.page.locator(workload).wait_for(timeout=30_000)
     shown_note = watch.page.get_by_text(note, exact=False)
     assert shown_note.count() == 0
     step_up = watch.page.locator(".st-key-context [data-testid='stNumberInputStepUp']")
@@ -85,6 +86,7 @@ def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_r
 def test_a_context_step_resends_only_the_sizes_and_what_they_feed(warm, watch):
     watch.open(warm.url(f"{COST.url_path}?model=Llama-3.1-8B&gpu=H200+SXM"), COST.landmark)
     watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+    watch.page.locator(".st-key-lead [data-testid='stDownloadButton']").wait_for(timeout=30_000)  # the answer in full
     whole = watch.messages_so_far()  # the page's first, whole run
     answer = ".st-key-lead [data-testid='stMarkdownContainer']"
     drawn = watch.page.locator(answer).count()

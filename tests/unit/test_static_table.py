@@ -7,7 +7,7 @@ from ui import static_table as table
 
 def test_heading_footnote_and_cells_are_escaped_and_in_one_element(monkeypatch):
     drawn: list[str] = []
-    monkeypatch.setattr(table.browser, "draw_html", drawn.append)
+    monkeypatch.setattr(table.html_element, "draw_html", drawn.append)
     rows = [("<b>model</b>", 1234.5, None)]
     table.static_table(["name", "value", "gap"], rows, label='A "table"', footnote="<i>note</i>", heading="<h1>x</h1>")
     [body] = drawn
@@ -23,7 +23,7 @@ def test_no_heading_no_heading_element():
 
 def test_a_table_is_built_once_per_content(monkeypatch):
     drawn: list[str] = []
-    monkeypatch.setattr(table.browser, "draw_html", drawn.append)
+    monkeypatch.setattr(table.html_element, "draw_html", drawn.append)
     built: list[int] = []
     real = table.table_html
     monkeypatch.setattr(table, "table_html", lambda *args, **kwargs: built.append(1) or real(*args, **kwargs))

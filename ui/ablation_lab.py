@@ -38,7 +38,7 @@ from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link
 from ui.primer_slips import slip_box
 from ui.static_table import static_table
-from ui.widgets import OnFirstUse, chart, download_rows, download_table, explain
+from ui.widgets import OnFirstUse, chart, download_table, explain
 
 pd = OnFirstUse("pandas")
 
@@ -193,8 +193,7 @@ def both_roads(_: Setting) -> None:
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
     chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
     checks, columns, rows = identity_table()
-    static_table(columns, rows, label="Identity checks")
-    download_rows(rows, columns, name="identity checks", key="ablation-identities")
+    static_table(columns, rows, label="Identity checks", download=("identity checks", "ablation-identities"))
     by = {c.key: c for c in checks}
     same = [c for c in checks if c.key != "swap_attention_on" and c.identical]
     on = by["swap_attention_on"]
@@ -641,8 +640,13 @@ def collateral_tab(setting: Setting) -> None:
     s = sweep()
     fig, columns, rows = collateral_views(setting.removed, setting.off)
     chart(fig, key="collateral", alt="Bigram top-1 and copula class accuracy per ablation configuration.")
-    static_table(columns, rows, label="Collateral vs targeted", formats=dict.fromkeys(columns[1:], three_places))
-    download_rows(rows, columns, name="collateral vs targeted", key="ablation-collateral")
+    static_table(
+        columns,
+        rows,
+        label="Collateral vs targeted",
+        formats=dict.fromkeys(columns[1:], three_places),
+        download=("collateral vs targeted", "ablation-collateral"),
+    )
     ev = trained_evidence()
     blunt, clean = ev.index(ev.bluntest), ev.index(ev.cleanest)
     explain(

@@ -1,6 +1,6 @@
 """What every page adds to the browser once: in-app links that stay in the same tab and session, a note under a
-number field naming a typed value the browser refused, the script that draws the charts (ui/chart_element.py),
-readable captions and phone layout.
+number field naming a typed value the browser refused, a static table's CSV download, the script that draws the
+charts (ui/chart_element.py), readable captions and phone layout.
 
 Streamlit opens every markdown link in a new tab, which starts a whole new app session (seconds on a cold server).
 The script below catches a plain click on a link to one of the app's own pages (glossary terms, the overview's
@@ -19,7 +19,8 @@ from ui.navigation import GLOSSARY, PAGES
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
 # Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
 # and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
-# Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view.
+# Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view;
+# their CSV download button in the look of Streamlit's secondary button.
 # Formulas as text (ui/plain_math.py): centred serif lines, as KaTeX draws them, that wrap on a narrow screen.
 # Metric cards (ui/metric_cards.py): st.metric's look, three to a row (two on a phone); the "?" shows its help text on
 # hover, focus and tap.
@@ -56,6 +57,11 @@ PAGE_CSS = """
 .metric-footnote { margin: 0.75rem 0 0; }
 .table-footnote { margin: 0.5rem 0 0; }
 .number-note { margin: 0.35rem 0 0; font-size: 0.875rem; color: #7a4f01; }
+.table-download { display: inline-flex; align-items: center; min-height: 2.5rem; margin: 1rem 0 0;
+  padding: 0.25rem 0.75rem; border: 1px solid rgba(27, 31, 36, 0.2); border-radius: 0.5rem; background: #ffffff;
+  color: #1b1f24; font: inherit; cursor: pointer; }
+.table-download:hover { background: rgba(157, 173, 190, 0.15); }
+.table-download:focus-visible { outline: none; box-shadow: 0 0 0 0.2rem rgba(31, 95, 153, 0.5); }
 @media (max-width: 640px) {
   .js-plotly-plot .gtitle { font-size: 13px !important; }
   .metric-cards { grid-template-columns: repeat(2, minmax(0, 1fr)); }
@@ -158,14 +164,35 @@ NUMBER_NOTES_JS = """
 """
 
 
+# A static table's CSV download (ui/static_table.py): the button holds the CSV; a click saves it under its file name.
+TABLE_DOWNLOADS_JS = """
+(() => {
+  if (window.__tableDownloads) return;
+  window.__tableDownloads = true;
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest("button.table-download[data-csv]");
+    if (!button) return;
+    const url = URL.createObjectURL(new Blob([button.dataset.csv], { type: "text/csv" }));
+    const save = document.createElement("a");
+    save.href = url;
+    save.download = button.dataset.file;
+    document.body.appendChild(save);
+    save.click();
+    save.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 0);
+  });
+})();
+"""
+
+
 _ROUTED = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
 _INSTALLED = (
     f"<style>{PAGE_CSS}{chart_element.CSS}</style>"
-    f"<script>{ROUTER_JS % _ROUTED}{NUMBER_NOTES_JS}{chart_element.JS}</script>"
+    f"<script>{ROUTER_JS % _ROUTED}{NUMBER_NOTES_JS}{TABLE_DOWNLOADS_JS}{chart_element.JS}</script>"
 )
 
 
 def install() -> None:
-    """Add the link router, the number-field notes, the chart script and the page CSS to the page (about twelve
-    kilobytes, idempotent in the browser)."""
+    """Add the link router, the number-field notes, the table downloads, the chart script and the page CSS to the
+    page (about thirteen kilobytes, idempotent in the browser)."""
     draw_html(_INSTALLED, scripts=True)

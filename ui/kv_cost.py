@@ -33,7 +33,7 @@ from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
 from ui.metric_cards import Card, metric_cards
 from ui.plain_math import display, product, sym
 from ui.static_table import Cell, static_table
-from ui.widgets import OnFirstUse, chart, download_csv, download_rows, explain
+from ui.widgets import OnFirstUse, chart, download_csv, explain
 
 pa = OnFirstUse("pyarrow")
 
@@ -618,9 +618,14 @@ def comparison_table(compared: Compared) -> None:
             f"{'its row still assumes' if len(beyond) == 1 else 'their rows still assume'} the full {t:,} tokens."
         )
     static_table(
-        columns, rows, label="Side by side", formats={COST_COLUMN: money}, footnote=footnote, heading="Side by side"
+        columns,
+        rows,
+        label="Side by side",
+        formats={COST_COLUMN: money},
+        footnote=footnote,
+        heading="Side by side",
+        download=("comparison", "kv-comparison"),
     )
-    download_rows(rows, columns, name="comparison", key="kv-comparison")
 
 
 def finance(config: ModelConfig, dep: kv.Deployment, effects: kv.BudgetEffects) -> None:

@@ -1,7 +1,9 @@
 """A small table drawn as plain HTML, for a first screen: no Arrow table on the server (building one imports pandas,
 a third of a second of a cold start) and no data-grid code in the browser (about 1.3 MB of script to load before the
 page settles). Every cell is escaped, so a name from an uploaded config shows as written. The first column stays in
-view while the table scrolls sideways on a narrow screen; the CSS lives in ui/browser.py.
+view while the table scrolls sideways on a narrow screen. A table's CSV download is a button inside the same element
+holding the CSV (a few hundred bytes), saved by the script every page installs: no widget and no element of its own
+on every rerun. The CSS and that script live in ui/browser.py.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ def table_html(
     formats: Mapping[str, Callable[[Cell], str]] | None = None,
     footnote: str = "",
     heading: str = "",
+    download: tuple[str, str] | None = None,
 ) -> str:
     """The table's HTML: a keyboard-scrollable region named `label`, header cells for the columns and for each row's
     first cell, numbers and their column's heading right-aligned; `formats` overrides how a column's values are shown
     (e.g. money); `footnote`, escaped, as a caption-style line under the table; `heading`, escaped, as a section
-    heading above it."""
+    heading above it; `download` = (name, file stem), a "Download name (CSV)" button under it that saves the raw
+    values (`csv_bytes`) as stem.csv."""
     formats = formats or {}
     numeric_columns = {name for row in rows for name, value in zip(columns, row, strict=True) if _is_number(value)}
     head = "".join(
@@ -60,6 +64,13 @@ def table_html(
     name = html.escape(label, quote=True)
     below = f'<p class="table-footnote">{html.escape(footnote)}</p>' if footnote else ""
     above = f"<h3>{html.escape(heading)}</h3>" if heading else ""
+    if download:
+        shown_name, stem = download
+        below += (
+            f'<button type="button" class="table-download" data-file="{html.escape(stem, quote=True)}.csv" '
+            f'data-csv="{html.escape(csv_bytes(columns, rows).decode("utf-8"), quote=True)}">'
+            f"Download {html.escape(shown_name)} (CSV)</button>"
+        )
     return (
         f'{above}<div class="static-table" role="region" aria-label="{name}" tabindex="0">'
         f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{below}"
@@ -74,10 +85,12 @@ def static_table(
     formats: Mapping[str, Callable[[Cell], str]] | None = None,
     footnote: str = "",
     heading: str = "",
+    download: tuple[str, str] | None = None,
 ) -> None:
-    """Draw the table with its heading and footnote as one element (see `table_html`)."""
+    """Draw the table with its heading, footnote and CSV download as one element (see `table_html`)."""
     shown = tuple((formats or {}).items())
-    html_element.draw_html(_kept_html(tuple(columns), tuple(map(tuple, rows)), label, shown, footnote, heading))
+    kept = _kept_html(tuple(columns), tuple(map(tuple, rows)), label, shown, footnote, heading, download)
+    html_element.draw_html(kept)
 
 
 @lru_cache(maxsize=64)
@@ -88,10 +101,13 @@ def _kept_html(
     formats: tuple[tuple[str, Callable[[Cell], str]], ...],
     footnote: str,
     heading: str,
+    download: tuple[str, str] | None,
 ) -> str:
     """`table_html` made once per content: a rerun that changes nothing in a table (another control moved) redraws
     it from the string already built."""
-    return table_html(columns, rows, label=label, formats=dict(formats), footnote=footnote, heading=heading)
+    return table_html(
+        columns, rows, label=label, formats=dict(formats), footnote=footnote, heading=heading, download=download
+    )
 
 
 def csv_bytes(columns: Sequence[str], rows: Rows) -> bytes:

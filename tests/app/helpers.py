@@ -137,3 +137,17 @@ def metric_cards(at: AppTest) -> list[dict[str, str]]:
             parser.feed(element.proto.body)
             cards += parser.cards
     return cards
+
+
+TABLE_DOWNLOAD = re.compile(
+    r'<button type="button" class="table-download" data-file="([^"]*)" data-csv="([^"]*)">(.*?)</button>'
+)
+
+
+def table_downloads(at: AppTest) -> dict[str, tuple[str, str]]:
+    """The CSV downloads inside the page's static tables: button text -> (file name, CSV), as the browser saves them."""
+    return {
+        html.unescape(label): (html.unescape(file), html.unescape(data))
+        for element in at.get("html")
+        for file, data, label in TABLE_DOWNLOAD.findall(element.proto.body)
+    }

@@ -15,7 +15,7 @@ from core.analysis import ablation_sweep, head_evidence, head_label, next_token_
 from core.weights import trained_model
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
-from tests.app.helpers import shown, static_tables
+from tests.app.helpers import shown, static_tables, table_downloads
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "ablation_lab.py")
@@ -177,7 +177,7 @@ def test_both_roads_shows_the_identities_beside_the_primer():
     roads = list(ex.road_logits(MODEL).values())
     for trace, expected in zip(fig["data"], roads, strict=True):
         np.testing.assert_array_equal(values(trace["y"]), expected)
-    assert any(b.label.startswith("Download identity checks") for b in at.download_button)
+    assert table_downloads(at)["Download identity checks (CSV)"][0] == "ablation-identities.csv"
 
 
 def test_both_roads_checks_the_w_v_and_self_attention_remarks():

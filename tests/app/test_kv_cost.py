@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,7 +19,7 @@ from core import kv_cache as kv
 from core import serving as sv
 from core.model_config import FIELD_NAMES, param_count, presets
 from tests.app.helpers import chart_specs as figures
-from tests.app.helpers import metric_cards, shown, static_tables, table_footnote
+from tests.app.helpers import metric_cards, shown, static_tables, table_downloads, table_footnote
 from tests.app.helpers import numbers as values
 from ui.kv_cost_state import ENGINE_OPEN, FIELD_KEYS, OWN_MODEL_OPEN, SECTION, SECTIONS
 
@@ -348,7 +350,10 @@ def test_comparison_table_follows_the_selection(at):
     first = dict(zip(header, rows[0], strict=True))
     assert first["$ per 1M output tokens (best case)"] == f"${primer.cost_per_million:,.2f}"
     assert first["KV per user at 32,768 (GB)"] == "17.18" and first["users per copy"] == f"{primer.max_users:,}"
-    assert any(button.label == "Download comparison (CSV)" for button in at.get("download_button"))
+    file, data = table_downloads(at)["Download comparison (CSV)"]  # the table's own button, not a widget
+    csv_header, *csv_rows = csv.reader(io.StringIO(data))
+    assert file == "kv-comparison.csv" and csv_header == header
+    assert [row[0] for row in csv_rows] == [row[0] for row in rows]
     assert not at.dataframe  # a first screen without an Arrow table: no pandas, no data grid
     at.multiselect(key="compare").set_value(["gemma-2-9b"]).run()
     assert [row[0] for row in comparison(at)[1:]] == [P["primer-7b"].name, P["gemma-2-9b"].name]

@@ -332,3 +332,21 @@ def test_a_typed_number_the_field_cannot_hold_keeps_the_last_value_and_is_named(
     assert watch.exceptions_on_screen() == 0
     watch.screenshot("kv_cost-number-note")
     assert watch.errors == [], watch.errors
+
+
+@pytest.mark.e2e
+def test_the_tables_csv_download_saves_its_rows_by_click_and_by_keyboard(warm, watch, tmp_path):
+    """The side-by-side table's CSV button lives inside the table's element (no widget): a click, or Enter on the
+    focused button, saves kv-comparison.csv with the table's models in order."""
+    watch.open(warm.url(SPEC.url_path), SPEC.landmark)
+    button = watch.page.get_by_role("button", name="Download comparison (CSV)")
+    shown = watch.page.locator(".static-table tbody th").all_inner_texts()
+    for press in (button.click, lambda: (button.focus(), watch.page.keyboard.press("Enter"))):
+        with watch.page.expect_download(timeout=30_000) as waiting:
+            press()
+        assert waiting.value.suggested_filename == "kv-comparison.csv"
+        saved = tmp_path / "comparison.csv"
+        waiting.value.save_as(saved)
+        lines = saved.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("model,") and [line.split(",")[0] for line in lines[1:]] == shown
+    assert watch.errors == [], watch.errors

@@ -33,3 +33,24 @@ def test_a_table_is_built_once_per_content(monkeypatch):
         table.static_table(["a"], [(value,)], label="t", formats=formats)
     assert len(built) == 3 - 1  # the repeated content was drawn from the string already built
     assert drawn[0] == drawn[1] != drawn[2] and "$2" in drawn[2]
+
+
+def test_the_download_button_holds_the_raw_csv_escaped():
+    from html.parser import HTMLParser
+
+    rows = [('Say "hi" <b>', 1234.5, None), ("B & C", 2, 3.25)]
+    body = table.table_html(["name", "value", "gap"], rows, label="t", download=('the "odd" table', "odd-table"))
+    found: list[dict] = []
+
+    class Buttons(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag == "button":
+                found.append(dict(attrs))
+
+    Buttons().feed(body)
+    [button] = found
+    assert button["type"] == "button" and button["class"] == "table-download"
+    assert button["data-file"] == "odd-table.csv"
+    assert button["data-csv"] == table.csv_bytes(["name", "value", "gap"], rows).decode("utf-8")
+    assert "1234.5" in button["data-csv"] and "<b>" not in body.split("data-csv=")[1].split(">")[0]
+    assert body.endswith("Download the &quot;odd&quot; table (CSV)</button>")

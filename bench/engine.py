@@ -16,11 +16,11 @@ import time
 import numpy as np
 import torch
 
-from core.analysis import ablation_sweep
-from core.training import torch_model, train
-from core.transformer import Intervention, forward
-from core.weights import family, trained_model
-from core.world import corpus
+from core.explain.analysis import ablation_sweep
+from core.explain.training import torch_model, train
+from core.explain.transformer import Intervention, forward
+from core.explain.weights import family, trained_model
+from core.explain.world import corpus
 
 TARGET_MS = 50.0
 TARGET_BATCHED_RATIO = 3.0

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from core import serving
-from core.kv_cache import gpus, kv_sweep, kv_sweep_many
-from core.model_config import presets
+from core.plan import serving
+from core.plan.kv_cache import gpus, kv_sweep, kv_sweep_many
+from core.plan.model_config import presets
 
 MODELS = ("llama-3.1-70b", "mistral-7b", "gemma-2-27b", "deepseek-v3")  # GQA, sliding window, mixed layers, MLA
 TARGET_MS = 5.0

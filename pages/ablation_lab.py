@@ -1,9 +1,9 @@
 """Ablation lab (primer Appendix A as an experiment bench): switch attention off, one head at a time, see what breaks.
 
-Thin page: the bench's controls, bound to the URL (ui/ablation_lab_state.py) -> core.analysis / core.experiments,
-cached on small keys -> the bench read-out and the open tab's figures and annotations (ui/ablation_lab.py). Only the
-open tab is drawn, and a switch reruns only the bench and the tab (a fragment), not the fixed text above. Default
-state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
+Thin page: the bench's controls, bound to the URL (ui/ablation_lab_state.py) -> core.explain.analysis /
+core.explain.experiments, cached on small keys -> the bench read-out and the open tab's figures and annotations
+(ui/ablation_lab.py). Only the open tab is drawn, and a switch reruns only the bench and the tab (a fragment), not the
+fixed text above. Default state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
 """
 
 import streamlit as st

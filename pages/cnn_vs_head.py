@@ -1,15 +1,15 @@
 """CNN vs head (primer §1 and Appendix B): a convolution filter's fixed 3×3 window next to an attention head's.
 
-Thin page: the inputs (ui/cnn_vs_head_state.py) -> Appendix B's network (core.conv, one cached trace) -> the open
-step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is on; the
-window's controls and the tabs are one fragment, so moving the window reruns only them.
+Thin page: the inputs (ui/cnn_vs_head_state.py) -> Appendix B's network (core.explain.conv, one cached trace) -> the
+open step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is on;
+the window's controls and the tabs are one fragment, so moving the window reruns only them.
 """
 
 import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.conv import ConvTrace
+from core.explain.conv import ConvTrace
 from ui import cnn_vs_head as views
 from ui import leads
 from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker

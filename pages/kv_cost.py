@@ -1,18 +1,18 @@
 """KV-cache cost calculator and deployment planner: from the primer's formula (§3–4) to GPUs, concurrent users,
 a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 
-Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.kv_cache,
-core.serving, core.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the reader opens
-is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration, budget,
-anatomy, sources; none until one is picked), the engine settings and your own model's upload and fields while their
-expanders are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns only
-that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.plan.kv_cache,
+core.plan.serving, core.plan.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the
+reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration,
+budget, anatomy, sources; none until one is picked), the engine settings and your own model's upload and fields while
+their expanders are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns
+only that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core import kv_cache as kv
+from core.plan import kv_cache as kv
 from ui import kv_briefing, leads
 from ui import kv_cost as show
 from ui import kv_cost_state as scenario

@@ -6,9 +6,9 @@ and validation in ui/qkv_walkthrough_state.py). Only the open tab and the chosen
 
 import streamlit as st
 
-from core.kv_generation import check_against_forward, generate
-from core.sampling import next_token_distribution, sample
-from core.transformer import forward
+from core.explain.kv_generation import check_against_forward, generate
+from core.explain.sampling import next_token_distribution, sample
+from core.explain.transformer import forward
 from ui import leads
 from ui import qkv_walkthrough as show
 from ui.navigation import PAGES

@@ -1,9 +1,9 @@
 """Ablation lab (primer Appendix A as an experiment bench): the page's sections, figures and annotations.
 
-Each section reads the engine (core.analysis, core.experiments) through process-wide caches keyed by small, hashable
-settings (the results and the figures are read-only and shared by every session, so a warm rerun only sends them),
-draws the figures with ui.figures and writes "what you see / why it matters" from the same numbers. The primer's
-printed tables come from assets/primer_appendix_a.json, labelled.
+Each section reads the engine (core.explain.analysis, core.explain.experiments) through process-wide caches keyed by
+small, hashable settings (the results and the figures are read-only and shared by every session, so a warm rerun only
+sends them), draws the figures with ui.figures and writes "what you see / why it matters" from the same numbers. The
+primer's printed tables come from assets/primer_appendix_a.json, labelled.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import experiments as ex
-from core.analysis import (
+from core.explain import experiments as ex
+from core.explain.analysis import (
     COLLAPSE,
     BigramCeilings,
     HeadEvidence,
@@ -30,9 +30,9 @@ from core.analysis import (
     short_label,
     subset_counts,
 )
-from core.primer import hand_example
-from core.primer_slips import appendix_a_slips
-from core.transformer import HeadKey, hand_model
+from core.explain.primer import hand_example
+from core.explain.primer_slips import appendix_a_slips
+from core.explain.transformer import HeadKey, hand_model
 from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
 from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.glossary import link

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core import experiments as ex
-from core.analysis import head_label, heads, short_label
-from core.transformer import HeadKey
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import head_label, heads, short_label
+from core.explain.transformer import HeadKey
+from core.explain.weights import trained_model
 from ui import link_reader as lr
 from ui.glossary import tip
 from ui.safe_text import plain

@@ -1,7 +1,7 @@
 """The 'CNN vs head' page's views (primer §1 and Appendix B): the image, the four steps, the read-out box.
 
-Each view draws from one `core.conv` trace and writes its annotation from the same numbers. Figures are built once
-per distinct content (functools caches keyed by small tuples, never arrays) and shared read-only: plotly's
+Each view draws from one `core.explain.conv` trace and writes its annotation from the same numbers. Figures are built
+once per distinct content (functools caches keyed by small tuples, never arrays) and shared read-only: plotly's
 construction and validation are most of a chart's cost. `template="none"`: Streamlit applies its theme in the browser.
 """
 
@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from PIL import Image
 
-from core import conv
+from core.explain import conv
 from ui.figures import bars, heatmap, heatmap_panels
 from ui.flowchart import flowchart
 from ui.glossary import link, tip

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core import conv
+from core.explain import conv
 from ui import link_reader as lr
 from ui.glossary import tip
 from ui.safe_text import plain

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.primer import printed
+from core.explain.primer import printed
 
 # One colour rule for every chart (ColorBrewer scales, safe for the common colour-vision deficiencies):
 # - signed values: diverging RdBu centred at 0 (red below 0, near-white at 0, blue above);

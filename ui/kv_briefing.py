@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core import kv_cache as kv
-from core.model_config import ModelConfig
+from core.plan import kv_cache as kv
+from core.plan.model_config import ModelConfig
 from ui import kv_cost as show
 from ui import leads
 from ui.briefing import Briefing, Chart

@@ -1,7 +1,8 @@
 """The KV-cost page's sections: headline numbers, the formula, the four charts, the tables and their sentences.
 
-Every number comes from core.kv_cache / core.model_config; this module formats it, draws it (plotly figures built in
-one constructor call and cached by small hashable keys: frozen configs, deployments and plans) and says it in words.
+Every number comes from core.plan.kv_cache / core.plan.model_config; this module formats it, draws it (plotly figures
+built in one constructor call and cached by small hashable keys: frozen configs, deployments and plans) and says it in
+words.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import kv_cache as kv
-from core.model_config import (
+from core.plan import kv_cache as kv
+from core.plan.model_config import (
     ModelConfig,
     activation_shapes,
     active_param_count,

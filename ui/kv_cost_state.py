@@ -19,9 +19,9 @@ from pathlib import Path
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core import kv_cache as kv
-from core import serving
-from core.model_config import (
+from core.plan import kv_cache as kv
+from core.plan import serving
+from core.plan.model_config import (
     BIASES,
     FIELD_NAMES,
     LIMITS,

@@ -1,9 +1,9 @@
 """The KV-cost page's planner: a workload's GPUs and monthly bill, build vs buy against an API, and how close the time
 model comes to published measurements. Also the page's readable log axes ($20, $50, 1K, 10K).
 
-Numbers come from core.serving and core.calibration; this module words and draws them. Costs are the best case for
-the load (full batches, no queueing, no idle copies); the speed behind them is an estimate calibrated on published
-measurements, not a bound.
+Numbers come from core.plan.serving and core.plan.calibration; this module words and draws them. Costs are the best
+case for the load (full batches, no queueing, no idle copies); the speed behind them is an estimate calibrated on
+published measurements, not a bound.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import calibration as cal
-from core import kv_cache as kv
-from core import serving as sv
-from core.model_config import ModelConfig
+from core.plan import calibration as cal
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
+from core.plan.model_config import ModelConfig
 from ui import kv_cost_state as state
 from ui.figures import layout
 from ui.widgets import OnFirstUse, chart, explain

@@ -12,13 +12,13 @@ from functools import cache
 import numpy as np
 import streamlit as st
 
-from core import experiments as ex
-from core import kv_cache as kv
-from core.conv import ConvTrace
-from core.model_config import ModelConfig
-from core.trace_views import primer_section6
-from core.transformer import forward
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.conv import ConvTrace
+from core.explain.trace_views import primer_section6
+from core.explain.transformer import forward
+from core.explain.weights import trained_model
+from core.plan import kv_cache as kv
+from core.plan.model_config import ModelConfig
 from ui.glossary import link
 from ui.kv_planner import plural
 

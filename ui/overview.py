@@ -15,15 +15,15 @@ from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 
-from core import experiments as ex
-from core import kv_cache as kv
-from core.analysis import ablation_sweep, head_label, heads
-from core.conv import classify
-from core.model_config import presets
-from core.primer import conv_example, hand_example
-from core.trace_views import primer_section6, shape_table, top_k
-from core.transformer import forward, hand_model
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import ablation_sweep, head_label, heads
+from core.explain.conv import classify
+from core.explain.primer import conv_example, hand_example
+from core.explain.trace_views import primer_section6, shape_table, top_k
+from core.explain.transformer import forward, hand_model
+from core.explain.weights import trained_model
+from core.plan import kv_cache as kv
+from core.plan.model_config import presets
 from ui.briefing import Briefing, Chart
 from ui.figures import grouped_bars
 from ui.glossary import link

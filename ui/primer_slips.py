@@ -1,6 +1,6 @@
 """The "where the primer's text and its numbers disagree" box: each sentence, the printed numbers and the check.
 
-The sentences and figures come from core.primer_slips (the primer's assets); this module only words them.
+The sentences and figures come from core.explain.primer_slips (the primer's assets); this module only words them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from core.primer_slips import Slip
+from core.explain.primer_slips import Slip
 
 TITLE = "Where the primer's text and its numbers disagree"
 

@@ -16,12 +16,12 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from core.experiments import CAT, prompt_row
-from core.kv_generation import PRIMER_7B, CacheShape, CacheStep, Generation, made_up_rows
-from core.primer import printed
-from core.sampling import TEMPERATURE_RANGE, Distribution
-from core.transformer import Config, Trace
-from core.weights import trained_model
+from core.explain.experiments import CAT, prompt_row
+from core.explain.kv_generation import PRIMER_7B, CacheShape, CacheStep, Generation, made_up_rows
+from core.explain.primer import printed
+from core.explain.sampling import TEMPERATURE_RANGE, Distribution
+from core.explain.transformer import Config, Trace
+from core.explain.weights import trained_model
 from ui import figures
 from ui.glossary import link, tip
 from ui.navigation import PAGES

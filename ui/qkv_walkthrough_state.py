@@ -13,10 +13,10 @@ from itertools import permutations
 import numpy as np
 import streamlit as st
 
-from core.kv_generation import PRIMER_7B
-from core.primer import hand_example
-from core.sampling import TEMPERATURE_RANGE
-from core.transformer import Model, hand_model
+from core.explain.kv_generation import PRIMER_7B
+from core.explain.primer import hand_example
+from core.explain.sampling import TEMPERATURE_RANGE
+from core.explain.transformer import Model, hand_model
 from ui import link_reader as lr
 from ui.widgets import matrix_frame
 

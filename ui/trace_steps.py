@@ -20,9 +20,9 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.attention import softmax
-from core.primer_slips import section6_slips
-from core.trace_views import (
+from core.explain.attention import softmax
+from core.explain.primer_slips import section6_slips
+from core.explain.trace_views import (
     BOS,
     COPULA_PROBES,
     MAX_TOKENS,
@@ -54,9 +54,9 @@ from core.trace_views import (
     stage_projection,
     top_k,
 )
-from core.transformer import Model, Trace, forward
-from core.weights import trained_model, training_log
-from core.world import sentence_types
+from core.explain.transformer import Model, Trace, forward
+from core.explain.weights import trained_model, training_log
+from core.explain.world import sentence_types
 from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
 from ui.glossary import link, tip
 from ui.primer_slips import slip_box

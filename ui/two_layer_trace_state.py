@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.trace_views import MAX_TOKENS, ShapeRow, parse_prompt, shape_table
-from core.transformer import Model
+from core.explain.trace_views import MAX_TOKENS, ShapeRow, parse_prompt, shape_table
+from core.explain.transformer import Model
 from ui import link_reader as lr
 
 PAGE = "trace"

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import experiments as ex
-from core.analysis import ablation_sweep, head_evidence, head_label, next_token_table, patching_table
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import ablation_sweep, head_evidence, head_label, next_token_table, patching_table
+from core.explain.weights import trained_model
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import numbers as values
 from tests.app.helpers import shown, static_tables, table_downloads

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import conv
-from core.primer import conv_example
+from core.explain import conv
+from core.explain.primer import conv_example
 from tests.app import helpers
 from tests.app.helpers import numbers, shown
 from ui.cnn_vs_head import maps_frame

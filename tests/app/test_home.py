@@ -7,8 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core.transformer import forward
-from core.weights import trained_model
+from core.explain.transformer import forward
+from core.explain.weights import trained_model
 from ui import overview
 from ui.navigation import GLOSSARY, HOME, PAGES
 

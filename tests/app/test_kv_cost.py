@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import calibration as cal
-from core import kv_cache as kv
-from core import serving as sv
-from core.model_config import FIELD_NAMES, param_count, presets
+from core.plan import calibration as cal
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
+from core.plan.model_config import FIELD_NAMES, param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import metric_cards, shown, static_tables, table_downloads, table_footnote
 from tests.app.helpers import numbers as values

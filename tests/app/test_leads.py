@@ -5,12 +5,12 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core import experiments as ex
-from core.analysis import ablation_sweep
-from core.primer import hand_example
-from core.trace_views import primer_section6
-from core.transformer import forward, hand_model
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import ablation_sweep
+from core.explain.primer import hand_example
+from core.explain.trace_views import primer_section6
+from core.explain.transformer import forward, hand_model
+from core.explain.weights import trained_model
 from tests.app.helpers import run_page
 
 PAGES = Path(__file__).resolve().parents[2] / "pages"

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import experiments as ex
-from core.primer import hand_example
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.primer import hand_example
+from core.explain.weights import trained_model
 from tests.app.helpers import chart_specs, numbers, run_page
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.trace_views import MAX_TOKENS, copula_table, primer_section6, shape_table, top_k
-from core.transformer import PRIMER_CONFIG, forward
-from core.weights import trained_model, training_log
+from core.explain.trace_views import MAX_TOKENS, copula_table, primer_section6, shape_table, top_k
+from core.explain.transformer import PRIMER_CONFIG, forward
+from core.explain.weights import trained_model, training_log
 from tests.app.helpers import chart_specs as specs
 from tests.app.helpers import numbers, run_page, shown
 

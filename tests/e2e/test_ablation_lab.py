@@ -7,9 +7,9 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from core import experiments as ex
-from core.analysis import ablation_sweep, head_label
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import ablation_sweep, head_label
+from core.explain.weights import trained_model
 from ui.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")

@@ -7,10 +7,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from core import calibration as cal
-from core import kv_cache as kv
-from core import serving as sv
-from core.model_config import presets
+from core.plan import calibration as cal
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
+from core.plan.model_config import presets
 from tests.e2e.conftest import PageWatch
 from ui.kv_cost_state import OWN_MODEL_LABEL
 from ui.navigation import PAGES

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from core.transformer import forward
-from core.weights import trained_model
+from core.explain.transformer import forward
+from core.explain.weights import trained_model
 from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py")

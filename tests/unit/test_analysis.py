@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.analysis import (
+from core.explain.analysis import (
     ATTENTION_OFF,
     ablation_sweep,
     copula_attention,
@@ -20,9 +20,9 @@ from core.analysis import (
     patch_heads,
     score_slots,
 )
-from core.transformer import PRIMER_CONFIG, Intervention, Model, forward
-from core.weights import family, trained_model
-from core.world import corpus
+from core.explain.transformer import PRIMER_CONFIG, Intervention, Model, forward
+from core.explain.weights import family, trained_model
+from core.explain.world import corpus
 
 HEADS = heads(PRIMER_CONFIG)
 

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.attention import attend, causal_mask, matmul, ordered_sum
+from core.explain.attention import attend, causal_mask, matmul, ordered_sum
 
 
 def test_causal_mask_for_a_full_pass_and_for_the_newest_rows():

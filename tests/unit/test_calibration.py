@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import calibration as cal
-from core import kv_cache as kv
-from core import serving as sv
+from core.plan import calibration as cal
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
 
 TARGET = 0.25
 

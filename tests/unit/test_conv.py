@@ -1,4 +1,4 @@
-"""core/conv.py against Appendix B's printed numbers (exactly) and the invariants of each step (hypothesis)."""
+"""core/explain/conv.py against Appendix B's printed numbers (exactly) and the invariants of each step (hypothesis)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core import conv
-from core.primer import conv_example
+from core.explain import conv
+from core.explain.primer import conv_example
 
 PRINTED_CONV_VERTICAL = [[-3, 6, -3], [-3, 6, -3], [-3, 6, -3]]
 PRINTED_RELU_VERTICAL = [[0, 6, 0], [0, 6, 0], [0, 6, 0]]

@@ -1,4 +1,4 @@
-"""Appendix A's experiment bench (core/experiments.py): identities with ==, the subset table, patching and mean
+"""Appendix A's experiment bench (core/explain/experiments.py): identities with ==, the subset table, patching and mean
 ablation properties, the brightness/damage summary, the prompt table and the primer's printed tables."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core import experiments as ex
-from core.analysis import (
+from core.explain import experiments as ex
+from core.explain.analysis import (
     COLLAPSE,
     SubsetCounts,
     Sweep,
@@ -25,9 +25,9 @@ from core.analysis import (
     score_slots,
     subset_counts,
 )
-from core.transformer import NO_INTERVENTION, Intervention, forward
-from core.weights import trained_model
-from core.world import corpus
+from core.explain.transformer import NO_INTERVENTION, Intervention, forward
+from core.explain.weights import trained_model
+from core.explain.world import corpus
 
 MODEL = trained_model()
 HEADS = heads(MODEL.config)

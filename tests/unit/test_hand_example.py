@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from core.transformer import forward, hand_model
+from core.explain.transformer import forward, hand_model
 
 PRINTED = {
     "blocks.0.attn.hook_q": [

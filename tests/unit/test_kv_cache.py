@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import kv_cache as kv
-from core.model_config import active_param_count, param_count, presets, reference_models
+from core.plan import kv_cache as kv
+from core.plan.model_config import active_param_count, param_count, presets, reference_models
 
 P = presets()
 H100 = kv.gpus()["h100-sxm"]

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.kv_generation import (
+from core.explain.kv_generation import (
     PRIMER_7B,
     check_against_forward,
     generate,
     made_up_rows,
     multiply_adds,
 )
-from core.transformer import HAND_CONFIG, PRIMER_CONFIG, forward, hand_model, random_model
+from core.explain.transformer import HAND_CONFIG, PRIMER_CONFIG, forward, hand_model, random_model
 
 H_LAST = [-0.363, 0.011, 0.837, -0.250, 0.328]  # primer §5, Step 7
 SAT_WEIGHTS = [0.296, 0.286, 0.418]  # primer §5, Step 4, third row
@@ -98,7 +98,7 @@ def test_cached_equals_recomputed_for_random_weights(d_model, d_head, T, data, s
     prefill = data.draw(st.integers(1, T))
     run = generate(model, X, prefill, scale=scale)
     recomputed = forward(model, embeddings=X, scale=scale)["blocks.0.hook_resid_post"]
-    # The engine sums every product in one fixed order (core.attention.matmul), so one new row against the cache
+    # The engine sums every product in one fixed order (core.explain.attention.matmul), so one new row against the cache
     # and the full pass agree to the last bit, whatever the prefill length.
     assert np.array_equal(run.outputs, recomputed)
     assert check_against_forward(model, X, run, scale=scale) == 0.0

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.kv_cache import kv_bytes_per_token
-from core.model_config import (
+from core.plan.kv_cache import kv_bytes_per_token
+from core.plan.model_config import (
     FIELD_NAMES,
     MAX_CONFIG_BYTES,
     config_from_fields,

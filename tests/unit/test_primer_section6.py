@@ -8,8 +8,8 @@ printed results, within ±0.002 (the primer rounds every entry to three decimals
 import numpy as np
 import pytest
 
-from core.attention import softmax
-from core.transformer import PRIMER_CONFIG, forward, gelu, layer_norm, random_model, sinusoidal_positions
+from core.explain.attention import softmax
+from core.explain.transformer import PRIMER_CONFIG, forward, gelu, layer_norm, random_model, sinusoidal_positions
 
 ATOL = 0.002
 PROMPT = ["<BOS>", "the", "cat", "sat"]

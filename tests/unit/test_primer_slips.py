@@ -5,13 +5,13 @@ W_V = 0 equivalence and the self-attention doubling."""
 import numpy as np
 import pytest
 
-from core import experiments as ex
-from core.analysis import bigram_ceilings, followers, score_slots
-from core.primer import hand_example, printed
-from core.primer_slips import appendix_a_slips, layer_norm_redo, section6_slips
-from core.trace_views import PRIMER_ASSET
-from core.transformer import forward, hand_model
-from core.weights import trained_model
+from core.explain import experiments as ex
+from core.explain.analysis import bigram_ceilings, followers, score_slots
+from core.explain.primer import hand_example, printed
+from core.explain.primer_slips import appendix_a_slips, layer_norm_redo, section6_slips
+from core.explain.trace_views import PRIMER_ASSET
+from core.explain.transformer import forward, hand_model
+from core.explain.weights import trained_model
 
 
 def by_key(slips):

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.primer import hand_example
-from core.sampling import next_token_distribution, sample, top_k_mask, top_p_mask
+from core.explain.primer import hand_example
+from core.explain.sampling import next_token_distribution, sample, top_k_mask, top_p_mask
 
 LOGITS = hand_example().illustrative_logits
 WORDS = hand_example().vocabulary

@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core import kv_cache as kv
-from core import serving as sv
-from core.model_config import presets
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
+from core.plan.model_config import presets
 
 P = presets()
 H100 = kv.gpus()["h100-sxm"]

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.attention import softmax
+from core.explain.attention import softmax
 
 big_logits = arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 25)), elements=st.floats(-1e3, 1e3))
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from core.analysis import ablation_sweep, head_means, neuron_means
-from core.training import torch_model
-from core.transformer import PRIMER_CONFIG, Intervention, erf, forward, gelu, random_model
-from core.weights import family, trained_model
-from core.world import VOCABULARY, corpus
+from core.explain.analysis import ablation_sweep, head_means, neuron_means
+from core.explain.training import torch_model
+from core.explain.transformer import PRIMER_CONFIG, Intervention, erf, forward, gelu, random_model
+from core.explain.weights import family, trained_model
+from core.explain.world import VOCABULARY, corpus
 
 TOLERANCE = 1e-12
 torch.set_num_threads(1)  # tiny tensors: one thread is fastest and deterministic

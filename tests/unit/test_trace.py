@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.transformer import (
+from core.explain.transformer import (
     PRIMER_CONFIG,
     Intervention,
     forward,
@@ -14,8 +14,8 @@ from core.transformer import (
     parameter_shapes,
     random_model,
 )
-from core.weights import trained_model
-from core.world import corpus
+from core.explain.weights import trained_model
+from core.explain.world import corpus
 
 LAYER = [
     "hook_resid_pre",

@@ -1,13 +1,14 @@
-"""core/trace_views.py: the §6 shape table matches the trace for any prompt length, the read-outs the page shows equal
-the engine's, prompts are parsed as the page promises, and the primer's §6 asset is transcribed consistently."""
+"""core/explain/trace_views.py: the §6 shape table matches the trace for any prompt length, the read-outs the page
+shows equal the engine's, prompts are parsed as the page promises, and the primer's §6 asset is transcribed
+consistently."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.attention import softmax
-from core.trace_views import (
+from core.explain.attention import softmax
+from core.explain.trace_views import (
     COPULA_PROBES,
     MAX_TOKENS,
     PromptError,
@@ -27,8 +28,8 @@ from core.trace_views import (
     stage_projection,
     top_k,
 )
-from core.transformer import PRIMER_CONFIG, forward, layer_norm, sinusoidal_positions
-from core.weights import trained_model
+from core.explain.transformer import PRIMER_CONFIG, forward, layer_norm, sinusoidal_positions
+from core.explain.weights import trained_model
 
 MODEL = trained_model()
 VOCAB = MODEL.vocabulary

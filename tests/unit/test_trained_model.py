@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from core.analysis import heads, score_slots
-from core.transformer import NO_INTERVENTION, PRIMER_CONFIG, Intervention, Model, forward, zero_head_rows
-from core.weights import MAIN, family, load, trained_model, training_log
-from core.world import NOUN_CLASS, corpus, corpus_hash, sentence_types, training_corpus
+from core.explain.analysis import heads, score_slots
+from core.explain.transformer import NO_INTERVENTION, PRIMER_CONFIG, Intervention, Model, forward, zero_head_rows
+from core.explain.weights import MAIN, family, load, trained_model, training_log
+from core.explain.world import NOUN_CLASS, corpus, corpus_hash, sentence_types, training_corpus
 
 COPULA_TYPES = [t for t in sentence_types() if t.family == "copula"]
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import kv_cache as kv
-from core.model_config import param_count, parse_config_text, presets
+from core.plan import kv_cache as kv
+from core.plan.model_config import param_count, parse_config_text, presets
 from ui import link_reader as lr
 from ui.safe_text import SHORT, plain
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.world import (
+from core.explain.world import (
     CLASS_ADJECTIVES,
     NOUN_CLASS,
     PAD,

@@ -1,7 +1,7 @@
 """Where the primer's prose and its own printed numbers disagree: each checkable sentence, checked.
 
 The sentences and the printed figures come from assets/primer_section6.json and assets/primer_appendix_a.json
-(`prose_claims`); the checks use only those printed figures and the toy world (core/world.py), never our model.
+(`prose_claims`); the checks use only those printed figures and the toy world (core/explain/world.py), never our model.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from functools import cache
 
 import numpy as np
 
-from core.analysis import bigram_ceilings, followers
-from core.experiments import ASSET as APPENDIX_A_ASSET
-from core.trace_views import PRIMER_ASSET
-from core.transformer import layer_norm
+from core.explain.analysis import bigram_ceilings, followers
+from core.explain.experiments import ASSET as APPENDIX_A_ASSET
+from core.explain.trace_views import PRIMER_ASSET
+from core.explain.transformer import layer_norm
 
 PRINTED_STEP = 0.0005  # half a unit in the third decimal: the largest rounding error of a printed 3-decimal number
 CLOSE = 0.1  # "close to" / "about": within 10% of the stated value

@@ -2,9 +2,10 @@
 
 Prefill computes Q, K, V for every prompt token and keeps K and V; each later token computes only its own Q, K, V,
 appends one K row and one V row and attends over the cache. It uses the same primitives as the forward pass, with the
-same summation order (`core.attention.product_for`, `attend`), so with the §5 configuration's fixed-order sums every
-cached row equals the full pass to the last bit; `check_against_forward` measures that against the forward pass
-recomputed from scratch on the tokens so far. Not to be confused with core/kv_cache.py (deployment memory model).
+same summation order (`core.explain.attention.product_for`, `attend`), so with the §5 configuration's fixed-order
+sums every cached row equals the full pass to the last bit; `check_against_forward` measures that against the forward
+pass recomputed from scratch on the tokens so far. Not to be confused with core/plan/kv_cache.py (deployment memory
+model).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import attend, product_for
-from core.transformer import Model, forward
+from core.explain.attention import attend, product_for
+from core.explain.transformer import Model, forward
 
 
 @dataclass(frozen=True)

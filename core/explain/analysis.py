@@ -1,6 +1,6 @@
 """What we measure on the model (primer Appendix A), vectorised over the whole corpus.
 
-Every next-token decision of the 64 sentence types is a slot (core/world.py). The measures, as in the primer:
+Every next-token decision of the 64 sentence types is a slot (core/explain/world.py). The measures, as in the primer:
 - top-1 on bigram slots: the top prediction is the token that actually comes next;
 - class accuracy on copula slots: after is/was the top prediction is an adjective of the subject noun's class;
 - rule accuracy: class accuracy over the copula slots of the held-out types (5 of them, so it moves in fifths);
@@ -20,8 +20,8 @@ from functools import cached_property
 
 import numpy as np
 
-from core.attention import softmax
-from core.transformer import (
+from core.explain.attention import softmax
+from core.explain.transformer import (
     NO_INTERVENTION,
     Config,
     HeadKey,
@@ -32,7 +32,7 @@ from core.transformer import (
     forward_ablations,
     logit_lens,
 )
-from core.world import CLASS_ADJECTIVES, NOUN_CLASS, TOKEN_ID, VOCABULARY, Corpus, corpus
+from core.explain.world import CLASS_ADJECTIVES, NOUN_CLASS, TOKEN_ID, VOCABULARY, Corpus, corpus
 
 ATTENTION_OFF = "attention off"
 

@@ -3,7 +3,7 @@
 Convolution here is what the primer (and every deep-learning library) calls convolution: the filter slides without
 flipping, out[r, c] = Σᵢⱼ image[r+i, c+j] · kernel[i, j]. Every step is returned in a read-only trace so a page can
 show it. Image presets, the custom filter's default and the primer's filter-vs-head table live in
-`assets/cnn_vs_head.json`; the Appendix B image and filters come from `core.primer`.
+`assets/cnn_vs_head.json`; the Appendix B image and filters come from `core.explain.primer`.
 """
 
 from __future__ import annotations
@@ -14,16 +14,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from core.attention import softmax
-from core.primer import conv_example
-from core.transformer import forward, hand_model
+from core.assets import ASSETS
+from core.explain.attention import softmax
+from core.explain.primer import conv_example
+from core.explain.transformer import forward, hand_model
 
-ASSET = Path(__file__).resolve().parent.parent / "assets" / "cnn_vs_head.json"
+ASSET = ASSETS / "cnn_vs_head.json"
 POOL_SIZE = 2  # Appendix B: 2 × 2 max-pool …
 POOL_STRIDE = 1  # … with stride 1, so a 3 × 3 feature map becomes 2 × 2
 IMAGE_SEPARATOR = "-"  # "00100-00100-…": one run of 0/1 digits per image row, rows joined by this

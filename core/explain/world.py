@@ -252,7 +252,8 @@ def world_markdown() -> str:
     lines = [
         "## The world: 64 sentence types",
         "",
-        "Generated from `core/world.py` by `python -m core.world`; `tests/unit/test_world.py` fails if it drifts.",
+        "Generated from `core/explain/world.py` by `python -m core.explain.world`; `tests/unit/test_world.py` fails if "
+        "it drifts.",
         "",
         f"- Vocabulary ({len(VOCABULARY)} tokens, primer order): " + " ".join(f"`{w}`" for w in VOCABULARY) + ".",
         "- Every sequence is `<BOS>` sentence `<EOS>`; `<PAD>` fills batches; `<SEP>` is in the vocabulary but no "

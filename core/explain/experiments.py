@@ -1,10 +1,10 @@
-"""Appendix A as an experiment bench: the checks and tables core/analysis.py does not assemble itself.
+"""Appendix A as an experiment bench: the checks and tables core/explain/analysis.py does not assemble itself.
 
 The identity checks (Method 1 vs Method 2, a head's W_O rows vs the engine's routine, the cat/mat swap), the prompt
 table, the 16-subset table, which heads carry the rule across the shipped model family (computed once per process),
-zero vs mean ablation and the neuron ablation summary. Every measurement runs through core.transformer.forward and
-core.analysis (which also reads a sweep as evidence and patches activations); this module only chooses the runs and
-summarises them.
+zero vs mean ablation and the neuron ablation summary. Every measurement runs through
+core.explain.transformer.forward and core.explain.analysis (which also reads a sweep as evidence and patches
+activations); this module only chooses the runs and summarises them.
 The primer's printed Appendix A numbers are loaded from assets/primer_appendix_a.json, to be shown beside ours.
 """
 
@@ -14,11 +14,11 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-from core.analysis import (
+from core.assets import ASSETS
+from core.explain.analysis import (
     VERDICTS,
     Carriers,
     Sweep,
@@ -32,11 +32,11 @@ from core.analysis import (
     rule_carriers,
     score_slots,
 )
-from core.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
-from core.weights import family, trained_model
-from core.world import CLASS_ADJECTIVES, corpus
+from core.explain.transformer import NO_INTERVENTION, HeadKey, Intervention, Model, forward, zero_head_rows
+from core.explain.weights import family, trained_model
+from core.explain.world import CLASS_ADJECTIVES, corpus
 
-ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_appendix_a.json"
+ASSET = ASSETS / "primer_appendix_a.json"
 CAT: tuple[str, ...] = ("<BOS>", "the", "cat", "is")
 MAT: tuple[str, ...] = ("<BOS>", "the", "mat", "is")
 COPULA_PROMPTS: tuple[tuple[str, ...], ...] = tuple(
@@ -334,8 +334,8 @@ def prompt_table(model: Model, prompts: Sequence[Sequence[str]] = (CAT, MAT)) ->
 
 # ------------------------------------------------------------------------------------------------ subset table
 def subset_table(sweep: Sweep) -> list[dict[str, object]]:
-    """The sweep's rows with 'best' and 'worst' marked among the 15 real ablations (core.analysis.ablation_extremes)
-    and the number of heads each removes."""
+    """The sweep's rows with 'best' and 'worst' marked among the 15 real ablations
+    (core.explain.analysis.ablation_extremes) and the number of heads each removes."""
     rows = sweep.rows()
     best, worst = ablation_extremes(sweep)
     for i, row in enumerate(rows):

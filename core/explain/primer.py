@@ -6,11 +6,12 @@ import json
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer.json"
+from core.assets import ASSETS
+
+ASSET = ASSETS / "primer.json"
 
 
 def _frozen(values: object) -> np.ndarray:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.attention import softmax
+from core.explain.attention import softmax
 
 TEMPERATURE_RANGE = (0.05, 5.0)  # the walkthrough's slider: low enough to look greedy, high enough to look uniform
 

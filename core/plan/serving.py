@@ -8,7 +8,7 @@ A roofline model, vectorised over batch size and context (numpy):
   routings touch, E · (1 − (1 − k/E)^B) per layer) + every running sequence's KV; time = max(bytes / (bandwidth × MBU),
   FLOPs / (peak × MFU)) + tensor-parallel communication (two all-reduces per layer of the step's activations);
 - everything per GPU of one model copy (TP GPUs share weights, heads and FLOPs).
-Its efficiencies are fitted on published measurements (core.calibration): its speed is an estimate, not a bound;
+Its efficiencies are fitted on published measurements (core.plan.calibration): its speed is an estimate, not a bound;
 costs built on it are the best case for the load (full batches, no queueing, no idle copies).
 """
 
@@ -18,14 +18,13 @@ import json
 import math
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from core import kv_cache as kv
-from core.model_config import ModelConfig, param_count
+from core.assets import ASSETS
+from core.plan import kv_memory as kv
+from core.plan.model_config import ModelConfig, param_count
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
 ACTIVATION_BYTES = 2.0  # activations travel between GPUs in 16-bit
 SECONDS_PER_HOUR = 3600.0
 
@@ -264,7 +263,7 @@ LIMITS = {
 
 
 def _kv_users(config: ModelConfig, dep: kv.Deployment, context: int) -> int:
-    return kv.plan(config, replace(dep, context=context, users=1, prefix=0)).max_users
+    return kv.memory(config, replace(dep, context=context, users=1, prefix=0)).max_users
 
 
 @lru_cache(maxsize=256)

@@ -16,8 +16,8 @@ from typing import Literal
 
 import numpy as np
 
-from core.attention import attend, causal_mask, product_for, softmax
-from core.primer import hand_example
+from core.explain.attention import attend, causal_mask, product_for, softmax
+from core.explain.primer import hand_example
 
 Trace = Mapping[str, np.ndarray]
 HeadKey = tuple[int, int]  # (layer, head), both counted from 0
@@ -39,8 +39,8 @@ class Config:
     biases: bool = True  # b_Q, b_K, b_V, b_O, b_1, b_2
     readout: bool = True  # final LN (if layer_norm), tied unembedding U = Eᵀ, softmax
     ln_eps: float = 1e-5
-    # Sum the attention path's products in one fixed order (core.attention.matmul) instead of BLAS, so a KV-cache
-    # step reproduces the full pass to the last bit; BLAS is ~2× faster, which the trained model's sweeps use.
+    # Sum the attention path's products in one fixed order (core.explain.attention.matmul) instead of BLAS, so a
+    # KV-cache step reproduces the full pass to the last bit; BLAS is ~2× faster, which the trained model's sweeps use.
     ordered_sums: bool = False
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-from core.transformer import Config, Model, parameter_shapes
+from core.assets import ASSETS
+from core.explain.transformer import Config, Model, parameter_shapes
 
-MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
+MODEL_DIR = ASSETS / "model"
 MAIN = MODEL_DIR / "tiny_transformer.json"
 FAMILY_DIR = MODEL_DIR / "family"
 LOG_DIR = MODEL_DIR / "logs"
@@ -43,7 +44,7 @@ def save(model: Model, log: Mapping[str, list], *, family: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {
         "format": FORMAT,
-        "about": "Weights of the primer's §6 Transformer trained on the toy world (core/world.py). Every "
+        "about": "Weights of the primer's §6 Transformer trained on the toy world (core/explain/world.py). Every "
         "parameter is listed under its primer symbol, row by row, as float64 decimals that round-trip exactly. "
         "See docs/model.md.",
         "conventions": CONVENTIONS,

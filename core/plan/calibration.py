@@ -11,9 +11,9 @@ from functools import cache
 
 import numpy as np
 
-from core import kv_cache as kv
-from core import serving as sv
-from core.model_config import ModelConfig, parse_config_dict, presets
+from core.plan import kv_cache as kv
+from core.plan import serving as sv
+from core.plan.model_config import ModelConfig, parse_config_dict, presets
 
 THROUGHPUT = ("throughput",)
 LATENCY = ("latency", "ttft", "speed")

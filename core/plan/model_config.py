@@ -11,10 +11,11 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from functools import cache, lru_cache
-from pathlib import Path
 from typing import Any
 
-ASSET = Path(__file__).resolve().parent.parent / "assets" / "llm_presets.json"
+from core.assets import ASSETS
+
+ASSET = ASSETS / "llm_presets.json"
 MAX_CONFIG_BYTES = 1_000_000  # the app's upload cap (.streamlit/config.toml maxUploadSize = 1 MB)
 MAX_NAME = 60  # characters kept of a model name read from a file
 

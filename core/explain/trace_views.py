@@ -1,7 +1,7 @@
 """Views of one §6 forward pass for the two-layer trace page: the shape table with a live T, prompt parsing, the
 residual stream stage by stage, top-k read-outs, and the primer's own printed §6 figures (assets/primer_section6.json).
 
-Pure numpy on top of core.transformer's trace; nothing here draws or knows about Streamlit.
+Pure numpy on top of core.explain.transformer's trace; nothing here draws or knows about Streamlit.
 """
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-from core.analysis import head_label, heads, score_slots
-from core.attention import softmax
-from core.transformer import Config, Model, Trace, forward, logit_lens, sinusoidal_positions
-from core.world import CLASS_ADJECTIVES, NOUN_CLASS, sentence_types
+from core.assets import ASSETS
+from core.explain.analysis import head_label, heads, score_slots
+from core.explain.attention import softmax
+from core.explain.transformer import Config, Model, Trace, forward, logit_lens, sinusoidal_positions
+from core.explain.world import CLASS_ADJECTIVES, NOUN_CLASS, sentence_types
 
-PRIMER_ASSET = Path(__file__).resolve().parent.parent / "assets" / "primer_section6.json"
+PRIMER_ASSET = ASSETS / "primer_section6.json"
 BOS = "<BOS>"
 # Longest prompt the page traces: the world's longest sentence is 10 tokens; 16 keeps a T × T heatmap readable.
 MAX_TOKENS = 16
@@ -217,7 +217,7 @@ def query_attention(trace: Trace, n_layers: int, query: int = -1) -> np.ndarray:
 
 
 def head_labels(config: Config) -> list[str]:
-    """'layer 1, head 1' … (core.analysis's names), in query_attention's row order."""
+    """'layer 1, head 1' … (core.explain.analysis's names), in query_attention's row order."""
     return [head_label(head) for head in heads(config)]
 
 
@@ -325,7 +325,7 @@ class CopulaRow:
 
 
 def copula_table(model: Model) -> list[CopulaRow]:
-    """Every copula type of the world, scored at its adjective slot in one batched pass (core.analysis)."""
+    """Every copula type of the world, scored at its adjective slot in one batched pass (core.explain.analysis)."""
     scores = score_slots(model)
     data = scores.data
     rows = []

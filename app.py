@@ -1,5 +1,6 @@
-"""Entry point of the dashboard: `streamlit run app.py`. The shell builds the navigation from ui/navigation.py."""
+"""Entry point of the dashboard: `streamlit run app.py`. The shell builds the navigation from
+ui/elements/navigation.py."""
 
-from ui.shell import run_app
+from ui.elements.shell import run_app
 
 run_app()

@@ -37,7 +37,7 @@ from urllib.parse import quote
 from playwright.sync_api import Page, sync_playwright
 
 from tests.e2e.conftest import CHROMIUM_FLAGS, SCRIPT_STATE
-from ui.navigation import GLOSSARY, HOME, PAGES, ROOT, PageSpec
+from ui.elements.navigation import GLOSSARY, HOME, PAGES, ROOT, PageSpec
 
 COLLATERAL_TAB = "⑤ Collateral vs targeted"
 CLICK_TARGET = 1.5

@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 from playwright.async_api import async_playwright
 
 from tests.e2e.conftest import BASE_PATH_PROBE, CHROMIUM_FLAGS, SCRIPT_STATE, Server, _chromium
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
 
 STEP_TIMEOUT_MS = 60_000  # every wait is bounded: a session that stalls longer counts as an error
 SPEC = {spec.script: spec for spec in PAGES}

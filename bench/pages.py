@@ -21,7 +21,7 @@ from streamlit import logger as streamlit_logger
 from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 from streamlit.testing.v1 import AppTest, local_script_runner
 
-from ui.navigation import GLOSSARY, HOME, PAGES, ROOT
+from ui.elements.navigation import GLOSSARY, HOME, PAGES, ROOT
 
 EMPTY_PAGE = 'import streamlit as st\nst.write("empty page")\n'
 TARGET_MS = 100.0

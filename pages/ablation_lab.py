@@ -12,9 +12,9 @@ from streamlit.delta_generator import DeltaGenerator
 from ui import ablation_lab as lab
 from ui import leads
 from ui.ablation_lab_state import controls
-from ui.glossary import link
-from ui.navigation import PAGES
-from ui.widgets import open_tab, setup_page
+from ui.elements.glossary import link
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import open_tab, setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
 st.markdown(leads.our_model())

@@ -13,9 +13,9 @@ from core.explain.conv import ConvTrace
 from ui import cnn_vs_head as views
 from ui import leads
 from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker
-from ui.glossary import link
-from ui.navigation import PAGES
-from ui.widgets import setup_page
+from ui.elements.glossary import link
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py"))
 read_link()

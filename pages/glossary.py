@@ -5,9 +5,9 @@ A link from another page (`?term=kv-cache`) opens the page on that term: its def
 
 import streamlit as st
 
-from ui.glossary import DASHBOARD, PRIMER, TERM_PARAM, entries_markdown, matches, terms
-from ui.navigation import GLOSSARY
-from ui.widgets import setup_page
+from ui.elements.glossary import DASHBOARD, PRIMER, TERM_PARAM, entries_markdown, matches, terms
+from ui.elements.navigation import GLOSSARY
+from ui.elements.widgets import setup_page
 
 setup_page(GLOSSARY)
 entries = terms()

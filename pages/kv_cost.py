@@ -17,10 +17,10 @@ from ui import kv_briefing, leads
 from ui import kv_cost as show
 from ui import kv_cost_state as scenario
 from ui import kv_planner as planner
-from ui.briefing import app_url, download, scenario_link
-from ui.glossary import link, tip
-from ui.navigation import PAGES
-from ui.widgets import open_tab, setup_page
+from ui.elements.briefing import app_url, download, scenario_link
+from ui.elements.glossary import link, tip
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import open_tab, setup_page
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 setup_page(SPEC)

@@ -8,12 +8,12 @@ from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from ui import html_element
 from ui import overview as brief
-from ui.briefing import app_url, download
-from ui.glossary import link
-from ui.navigation import GLOSSARY, HOME, PAGES
-from ui.widgets import chart, explain, setup_page
+from ui.elements import html_element
+from ui.elements.briefing import app_url, download
+from ui.elements.glossary import link
+from ui.elements.navigation import GLOSSARY, HOME, PAGES
+from ui.elements.widgets import chart, explain, setup_page
 
 setup_page(HOME)
 st.markdown(brief.lead())

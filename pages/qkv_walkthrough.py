@@ -11,9 +11,9 @@ from core.explain.sampling import next_token_distribution, sample
 from core.explain.transformer import forward
 from ui import leads
 from ui import qkv_walkthrough as show
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import setup_page
 from ui.qkv_walkthrough_state import EXAMPLE, model_from, page_state, read_link, settle, what_if
-from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py"))
 read_link()

@@ -7,10 +7,10 @@ matrices and the open tab are drawn, so an interaction reruns in a few milliseco
 import streamlit as st
 
 from ui import leads
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import setup_page
 from ui.trace_steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
 from ui.two_layer_trace_state import read_link
-from ui.widgets import setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()

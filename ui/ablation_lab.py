@@ -2,8 +2,8 @@
 
 Each section reads the engine (core.explain.analysis, core.explain.experiments) through process-wide caches keyed by
 small, hashable settings (the results and the figures are read-only and shared by every session, so a warm rerun only
-sends them), draws the figures with ui.figures and writes "what you see / why it matters" from the same numbers. The
-primer's printed tables come from assets/primer_appendix_a.json, labelled.
+sends them), draws the figures with ui.elements.figures and writes "what you see / why it matters" from the same
+numbers. The primer's printed tables come from assets/primer_appendix_a.json, labelled.
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ from core.explain.primer import hand_example
 from core.explain.primer_slips import appendix_a_slips
 from core.explain.transformer import HeadKey, hand_model
 from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
-from ui.figures import bar_panels, grouped_bars, heatmap, paired_bars
-from ui.glossary import link
-from ui.primer_slips import slip_box
-from ui.static_table import static_table
-from ui.widgets import OnFirstUse, chart, download_table, explain
+from ui.elements.figures import bar_panels, grouped_bars, heatmap, paired_bars
+from ui.elements.glossary import link
+from ui.elements.primer_slips import slip_box
+from ui.elements.static_table import static_table
+from ui.elements.widgets import OnFirstUse, chart, download_table, explain
 
 pd = OnFirstUse("pandas")
 
@@ -87,8 +87,8 @@ def family_names(family: ex.Family) -> tuple[str, ...]:
 
 def shared(fig: go.Figure) -> go.Figure:
     """A cached bar chart, shared read-only by every session, without plotly's default template: the chart element
-    themes it (ui/chart_element.py), and the template is most of a small figure's JSON. (Heatmaps keep it: without it
-    plotly draws tick marks beside their labels.)"""
+    themes it (ui/elements/chart_element.py), and the template is most of a small figure's JSON. (Heatmaps keep it:
+    without it plotly draws tick marks beside their labels.)"""
     return fig.update_layout(template="none")
 
 

@@ -15,9 +15,9 @@ from core.explain import experiments as ex
 from core.explain.analysis import head_label, heads, short_label
 from core.explain.transformer import HeadKey
 from core.explain.weights import trained_model
-from ui import link_reader as lr
-from ui.glossary import tip
-from ui.safe_text import plain
+from ui.elements import link_reader as lr
+from ui.elements.glossary import tip
+from ui.elements.safe_text import plain
 
 MODEL = trained_model()
 HEADS = heads(MODEL.config)

@@ -19,10 +19,10 @@ import streamlit as st
 from PIL import Image
 
 from core.explain import conv
-from ui.figures import bars, heatmap, heatmap_panels
-from ui.flowchart import flowchart
-from ui.glossary import link, tip
-from ui.widgets import chart, download_matrix, download_table, explain
+from ui.elements.figures import bars, heatmap, heatmap_panels
+from ui.elements.flowchart import flowchart
+from ui.elements.glossary import link, tip
+from ui.elements.widgets import chart, download_matrix, download_table, explain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,7 +67,7 @@ def panels_figure(
     height: int,
     per_row: int | None = None,
 ) -> go.Figure:
-    """`ui.figures.heatmap_panels`, built once per distinct content (the cached figure is never mutated)."""
+    """`ui.elements.figures.heatmap_panels`, built once per distinct content (the cached figure is never mutated)."""
     key = tuple((name, _grid(grid)) for name, grid in panels)
     return _panels(key, title, tuple(outlines) if outlines else None, height, per_row)
 

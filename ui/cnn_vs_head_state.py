@@ -11,9 +11,9 @@ import numpy as np
 import streamlit as st
 
 from core.explain import conv
-from ui import link_reader as lr
-from ui.glossary import tip
-from ui.safe_text import plain
+from ui.elements import link_reader as lr
+from ui.elements.glossary import tip
+from ui.elements.safe_text import plain
 
 PRESETS = conv.presets()
 PRIMER_FILTERS = conv.primer_filters()

@@ -6,7 +6,7 @@ from core.plan import kv_cache as kv
 from core.plan.model_config import ModelConfig
 from ui import kv_cost as show
 from ui import leads
-from ui.briefing import Briefing, Chart
+from ui.elements.briefing import Briefing, Chart
 
 
 def headline(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[tuple[str, str]]:

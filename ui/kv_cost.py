@@ -26,15 +26,15 @@ from core.plan.model_config import (
     reference_models,
     weight_inventory,
 )
-from ui.figures import layout
-from ui.glossary import link
-from ui.html_element import draw_html
+from ui.elements.figures import layout
+from ui.elements.glossary import link
+from ui.elements.html_element import draw_html
+from ui.elements.metric_cards import Card, metric_cards
+from ui.elements.plain_math import display, product, sym
+from ui.elements.static_table import Cell, static_table
+from ui.elements.widgets import OnFirstUse, chart, download_csv, explain
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
-from ui.metric_cards import Card, metric_cards
-from ui.plain_math import display, product, sym
-from ui.static_table import Cell, static_table
-from ui.widgets import OnFirstUse, chart, download_csv, explain
 
 pa = OnFirstUse("pyarrow")
 
@@ -131,7 +131,8 @@ def _marker(x: float, label: str, *, log_x: bool) -> dict:
 
 
 def _layout(title: str, height: int = 420, **extra: object) -> dict:
-    """ui.figures.layout with this page's legend below the plot, room for the context marker, no plotly template."""
+    """ui.elements.figures.layout with this page's legend below the plot, room for the context marker, no plotly
+    template."""
     return layout(
         title,
         height,
@@ -369,7 +370,7 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
 
 def headline(lead: str, config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> None:
     """The page's answer (`lead`) with the scenario as a heading under it, one markdown element, then the six headline
-    numbers as one more (ui/metric_cards.py): the first screen costs two elements per rerun."""
+    numbers as one more (ui/elements/metric_cards.py): the first screen costs two elements per rerun."""
     title = f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}"
     st.markdown(f"{lead}\n\n### {title}")
     cards = headline_cards(config, dep, result, auto)

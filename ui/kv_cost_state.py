@@ -32,8 +32,8 @@ from core.plan.model_config import (
     parse_config_text,
     presets,
 )
-from ui import link_reader as lr
-from ui.safe_text import plain
+from ui.elements import link_reader as lr
+from ui.elements.safe_text import plain
 
 PRIMER = "primer-7b"
 CUSTOM = "custom"

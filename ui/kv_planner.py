@@ -21,8 +21,8 @@ from core.plan import kv_cache as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
 from ui import kv_cost_state as state
-from ui.figures import layout
-from ui.widgets import OnFirstUse, chart, explain
+from ui.elements.figures import layout
+from ui.elements.widgets import OnFirstUse, chart, explain
 
 pa = OnFirstUse("pyarrow")
 

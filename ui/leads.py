@@ -19,7 +19,7 @@ from core.explain.transformer import forward
 from core.explain.weights import trained_model
 from core.plan import kv_cache as kv
 from core.plan.model_config import ModelConfig
-from ui.glossary import link
+from ui.elements.glossary import link
 from ui.kv_planner import plural
 
 PRIMER_PROMPT = ("<BOS>", "the", "cat", "sat")

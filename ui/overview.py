@@ -24,9 +24,9 @@ from core.explain.transformer import forward, hand_model
 from core.explain.weights import trained_model
 from core.plan import kv_cache as kv
 from core.plan.model_config import presets
-from ui.briefing import Briefing, Chart
-from ui.figures import grouped_bars
-from ui.glossary import link
+from ui.elements.briefing import Briefing, Chart
+from ui.elements.figures import grouped_bars
+from ui.elements.glossary import link
 
 PROMPT = ("<BOS>", "the", "cat", "sat")  # the primer's §6 read-out prompt, the two-layer trace's default
 KV_MODEL, KV_GPU, KV_CONTEXT = "llama-3.1-70b", "h100-sxm", 32768

@@ -22,11 +22,11 @@ from core.explain.primer import printed
 from core.explain.sampling import TEMPERATURE_RANGE, Distribution
 from core.explain.transformer import Config, Trace
 from core.explain.weights import trained_model
-from ui import figures
-from ui.glossary import link, tip
-from ui.navigation import PAGES
+from ui.elements import figures
+from ui.elements.glossary import link, tip
+from ui.elements.navigation import PAGES
+from ui.elements.widgets import chart, download_matrix, explain, shape_label
 from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, SIZE_LIMITS, draw_count, draw_once, reset_to_primer
-from ui.widgets import chart, download_matrix, explain, shape_label
 
 SECTIONS = ("Step by step", "Read-out", "KV cache")
 MADE_UP_SEED = 0
@@ -51,7 +51,8 @@ def _built(builder: str, data: tuple | None, options: tuple) -> go.Figure:
 
 
 def figure(builder: str, data: tuple | None = None, **options: object) -> go.Figure:
-    """A ui.figures builder's figure for small, hashable arguments, built once and shared (read-only by convention).
+    """A ui.elements.figures builder's figure for small, hashable arguments, built once and shared (read-only by
+    convention).
 
     Plotly's validation is most of a chart's cost: a cached figure goes to the browser without being validated again.
     """

@@ -17,8 +17,8 @@ from core.explain.kv_generation import PRIMER_7B
 from core.explain.primer import hand_example
 from core.explain.sampling import TEMPERATURE_RANGE
 from core.explain.transformer import Model, hand_model
-from ui import link_reader as lr
-from ui.widgets import matrix_frame
+from ui.elements import link_reader as lr
+from ui.elements.widgets import matrix_frame
 
 EXAMPLE = hand_example()
 PRIMER_SENTENCE = " ".join(EXAMPLE.prompt)

@@ -57,12 +57,12 @@ from core.explain.trace_views import (
 from core.explain.transformer import Model, Trace, forward
 from core.explain.weights import trained_model, training_log
 from core.explain.world import sentence_types
-from ui.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
-from ui.glossary import link, tip
-from ui.primer_slips import slip_box
-from ui.safe_text import plain
+from ui.elements.figures import bars, block_lines, grouped_bars, heatmap, line_chart, trajectories
+from ui.elements.glossary import link, tip
+from ui.elements.primer_slips import slip_box
+from ui.elements.safe_text import plain
+from ui.elements.widgets import OnFirstUse, chart, download_matrix, download_rows, download_table, explain
 from ui.two_layer_trace_state import STEP, TAU_RANGE, step_from_link, step_into_link
-from ui.widgets import OnFirstUse, chart, download_matrix, download_rows, download_table, explain
 
 pd = OnFirstUse("pandas")
 

@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.explain.trace_views import MAX_TOKENS, ShapeRow, parse_prompt, shape_table
 from core.explain.transformer import Model
-from ui import link_reader as lr
+from ui.elements import link_reader as lr
 
 PAGE = "trace"
 STEP = "trace_step"  # the shape-table row: the radio's key (a row's key) and the link's parameter (its step name)

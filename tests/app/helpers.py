@@ -77,7 +77,8 @@ class _Cells(HTMLParser):
 
 
 def static_tables(at: AppTest) -> dict[str, list[list[str]]]:
-    """The page's static tables (ui/static_table.py) by their label: rows of cell texts as shown, header row first."""
+    """The page's static tables (ui/elements/static_table.py) by their label: rows of cell texts as shown, header row
+    first."""
     tables = {}
     for element in at.get("html"):
         heading = r"(?:<h3>[^<]*</h3>)?"  # a table may carry its section heading in the same element
@@ -99,7 +100,8 @@ def table_footnote(at: AppTest, label: str) -> str:
 
 
 class _Cards(HTMLParser):
-    """Collects metric cards' texts by class (ui/metric_cards.py): one dict per card, text as shown (unescaped)."""
+    """Collects metric cards' texts by class (ui/elements/metric_cards.py): one dict per card, text as shown
+    (unescaped)."""
 
     PARTS = ("metric-label", "metric-help", "metric-help-text", "metric-value", "metric-note")
 
@@ -128,7 +130,7 @@ class _Cards(HTMLParser):
 
 
 def metric_cards(at: AppTest) -> list[dict[str, str]]:
-    """Every metric card on the page (ui/metric_cards.py), in page order: its label, value, note and help text
+    """Every metric card on the page (ui/elements/metric_cards.py), in page order: its label, value, note and help text
     (`metric-help` is the "?" button's own text)."""
     cards = []
     for element in at.get("html"):

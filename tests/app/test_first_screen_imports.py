@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ui.navigation import GLOSSARY, PAGES, ROOT
+from ui.elements.navigation import GLOSSARY, PAGES, ROOT
 
 OPEN_AND_LIST = """
 import json, sys

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from ui.glossary import DASHBOARD, PRIMER, entry_markdown, href, link, terms, tip
-from ui.navigation import GLOSSARY
+from ui.elements.glossary import DASHBOARD, PRIMER, entry_markdown, href, link, terms, tip
+from ui.elements.navigation import GLOSSARY
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,8 +101,8 @@ def test_find_a_term_filters_entries_and_names_a_search_that_found_nothing():
 
 def test_every_page_links_the_words_it_uses_to_their_entries():
     from tests.app.helpers import run_page
+    from ui.elements.navigation import PAGES
     from ui.leads import WORDS
-    from ui.navigation import PAGES
 
     assert {spec.url_path for spec in PAGES} == set(WORDS)
     for spec in PAGES:

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.explain.transformer import forward
 from core.explain.weights import trained_model
 from ui import overview
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.elements.navigation import GLOSSARY, HOME, PAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,7 @@ def test_home_links_every_registered_page_and_the_glossary():
 
 
 def test_the_briefing_file_holds_numbers_charts_sentences_and_the_link_back():
-    from ui.briefing import document
+    from ui.elements.briefing import document
 
     briefing = overview.briefing("http://localhost:8501/")
     text = document(briefing)

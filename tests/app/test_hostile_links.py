@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from tests.app.helpers import shown
-from ui.safe_text import plain
+from ui.elements.safe_text import plain
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "example.invalid"

@@ -360,7 +360,7 @@ def test_comparison_table_follows_the_selection(at):
 
 
 def test_comparison_cells_are_escaped_and_the_csv_keeps_raw_values():
-    from ui.static_table import csv_bytes, table_html
+    from ui.elements.static_table import csv_bytes, table_html
 
     body = table_html(["model", "n"], [["<img src=x onerror=alert(1)>", 1234.5], ["B", None]], label="t")
     assert "<img" not in body and "&lt;img src=x onerror=alert(1)&gt;" in body

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tests.app.helpers import charts, run_page
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
 
 
 @pytest.mark.parametrize("spec", PAGES, ids=lambda spec: spec.url_path)

@@ -10,7 +10,7 @@ import pytest
 from core.explain import experiments as ex
 from core.explain.analysis import ablation_sweep, head_label
 from core.explain.weights import trained_model
-from ui.navigation import GLOSSARY, PAGES
+from ui.elements.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")
 SWEEP = ablation_sweep(trained_model())

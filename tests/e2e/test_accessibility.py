@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.elements.navigation import GLOSSARY, HOME, PAGES
 
 ALL_PAGES = [HOME, *PAGES, GLOSSARY]
 STEP_WEIGHTS = re.compile(r"^weights ·")  # the shape table's row: its step name, then its operation and shape

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import ARTIFACTS
-from ui.navigation import HOME, PAGES
+from ui.elements.navigation import HOME, PAGES
 
 KV = next(spec for spec in PAGES if spec.url_path == "kv_cost")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 CHART = ".primer-chart[data-chart=window]"

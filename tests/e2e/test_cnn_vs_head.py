@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from ui.navigation import GLOSSARY, PAGES
+from ui.elements.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 EDITED_T = "11111-00100-00100-00100-10101"  # not a preset: the corners of the last row are inked

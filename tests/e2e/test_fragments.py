@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
 
 CNN = next(spec for spec in PAGES if spec.script == "pages/cnn_vs_head.py")
 LAB = next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py")

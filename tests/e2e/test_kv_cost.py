@@ -12,14 +12,15 @@ from core.plan import kv_cache as kv
 from core.plan import serving as sv
 from core.plan.model_config import presets
 from tests.e2e.conftest import PageWatch
+from ui.elements.navigation import PAGES
 from ui.kv_cost_state import OWN_MODEL_LABEL
-from ui.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 
 
 def metric(watch: PageWatch, label: str) -> str:
-    """The value shown by the number with this label: a headline card (ui/metric_cards.py) or a section's metric."""
+    """The value shown by the number with this label: a headline card (ui/elements/metric_cards.py) or a section's
+    metric."""
     box = watch.page.locator('.metric-card, [data-testid="stMetric"]').filter(has_text=label).first
     return box.locator('.metric-value, [data-testid="stMetricValue"]').inner_text().strip()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.elements.navigation import GLOSSARY, HOME, PAGES
 
 ALL_PAGES = [HOME, *PAGES, GLOSSARY]
 

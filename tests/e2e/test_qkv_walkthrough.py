@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from ui.navigation import GLOSSARY, PAGES
+from ui.elements.navigation import GLOSSARY, PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py")
 DOUBLED_FIRST_ROW = "2,0,0,0,0;0,1,0,0,0;0,0,1,0,0;0,0,0,1,0;0,0,0,0,1"  # W_O with its first entry doubled

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 
 from core.explain.transformer import forward
 from core.explain.weights import trained_model
-from ui.navigation import PAGES
+from ui.elements.navigation import PAGES
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py")
 

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import plotly.graph_objects as go
 
 from tests.app.helpers import CHART_DATA
-from ui import browser, chart_element
+from ui.elements import browser, chart_element
 
 HOSTILE = "</script><script>alert(1)</script><!-- & <b>"
 # DOMPurify (Streamlit's sanitiser for st.html) removes a script whose text holds "<" before a letter, "/" or "!",

@@ -11,8 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from ui import chart_element
-from ui.navigation import ROOT
+from ui.elements import chart_element
+from ui.elements.navigation import ROOT
 
 REFERENCE = json.loads((ROOT / "tests" / "data" / "streamlit_heatmap_template.json").read_text(encoding="utf-8"))
 

@@ -1,10 +1,10 @@
-"""Metric cards (ui/metric_cards.py): every text escaped, each "?" described by its own help text."""
+"""Metric cards (ui/elements/metric_cards.py): every text escaped, each "?" described by its own help text."""
 
 from __future__ import annotations
 
 import re
 
-from ui.metric_cards import Card, cards_html
+from ui.elements.metric_cards import Card, cards_html
 
 
 def test_every_text_is_escaped_and_each_help_has_its_own_id():

@@ -2,7 +2,7 @@
 
 import ast
 
-from ui.navigation import GLOSSARY, HOME, PAGES, ROOT
+from ui.elements.navigation import GLOSSARY, HOME, PAGES, ROOT
 
 ALL = [HOME, *PAGES, GLOSSARY]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ui import static_table as table
+from ui.elements import static_table as table
 
 
 def test_heading_footnote_and_cells_are_escaped_and_in_one_element(monkeypatch):

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from core.plan import kv_cache as kv
 from core.plan.model_config import param_count, parse_config_text, presets
-from ui import link_reader as lr
-from ui.safe_text import SHORT, plain
+from ui.elements import link_reader as lr
+from ui.elements.safe_text import SHORT, plain
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = json.loads((ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json").read_text())

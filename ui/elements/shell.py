@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.navigation import GLOSSARY, HOME, PAGES
+from ui.elements.navigation import GLOSSARY, HOME, PAGES
 
 NAVIGATION_READY = "_navigation_ready"
 

@@ -11,10 +11,10 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui import browser, chart_element
-from ui.navigation import PageSpec
-from ui.shell import ensure_navigation
-from ui.static_table import csv_bytes
+from ui.elements import browser, chart_element
+from ui.elements.navigation import PageSpec
+from ui.elements.shell import ensure_navigation
+from ui.elements.static_table import csv_bytes
 
 if TYPE_CHECKING:  # pandas costs a third of a second to import: only pages that show a table load it
     import pandas as pd

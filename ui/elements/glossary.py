@@ -2,7 +2,7 @@
 
 Two kinds of entry: the primer's Appendix C (origin "primer", kept as printed) and the dashboard's own terms (origin
 "dashboard") for words its pages use that the primer does not define. A link opens the glossary page on its term in
-the same tab and the same session (ui/shell.py routes in-app links without reloading).
+the same tab and the same session (ui/elements/shell.py routes in-app links without reloading).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import cache
 
 import streamlit as st
 
-from ui.navigation import GLOSSARY, ROOT
+from ui.elements.navigation import GLOSSARY, ROOT
 
 ASSET = ROOT / "assets" / "glossary.json"
 PRIMER, DASHBOARD = "primer", "dashboard"

@@ -4,7 +4,7 @@ Streamlit draws each `st.metric` with its caption as two elements inside a colum
 about twenty elements, every one re-sent and re-drawn on each rerun. Here the six are one element. Each card's
 "?" shows what the number is on hover, on keyboard focus and on a tap, and screen readers read it as the button's
 description. Every text is escaped, so a model name from an uploaded config shows as written. The CSS lives in
-ui/browser.py.
+ui/elements/browser.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ui import html_element
+from ui.elements import html_element
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ a third of a second of a cold start) and no data-grid code in the browser (about
 page settles). Every cell is escaped, so a name from an uploaded config shows as written. The first column stays in
 view while the table scrolls sideways on a narrow screen. A table's CSV download is a button inside the same element
 holding the CSV (a few hundred bytes), saved by the script every page installs: no widget and no element of its own
-on every rerun. The CSS and that script live in ui/browser.py.
+on every rerun. The CSS and that script live in ui/elements/browser.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
-from ui import html_element
+from ui.elements import html_element
 
 Cell = str | int | float | None
 Rows = Sequence[Sequence[Cell]]

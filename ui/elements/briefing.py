@@ -138,7 +138,7 @@ def scenario_link(page: str) -> str:
 
 def download(build: Callable[[], Briefing], *, file_name: str) -> None:
     """The "Download briefing" button; the file is built only when the reader clicks. Without a widget key, as it
-    keeps no state (see `ui.widgets.download_csv`)."""
+    keeps no state (see `ui.elements.widgets.download_csv`)."""
     st.download_button(
         "Download briefing",
         lambda: document(build()).encode("utf-8"),

@@ -22,5 +22,5 @@ def product(*factors: object) -> str:
 
 
 def display(*lines: str) -> str:
-    """Display lines, one per row, in the page's formula style (CSS `.formula` in ui/browser.py)."""
+    """Display lines, one per row, in the page's formula style (CSS `.formula` in ui/elements/browser.py)."""
     return '<div class="formula">' + "".join(f"<p>{line}</p>" for line in lines) + "</div>"

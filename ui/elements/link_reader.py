@@ -4,7 +4,7 @@ A link is untrusted input. Streamlit's URL binding raises on some values (`inf` 
 without a word (an option it does not know, a number out of range). So each page declares its link parameters once
 (`Param`: one line each, built with `number`, `choice`, `flag` or `text`), `read_link` replaces what cannot be used by
 the page's default before any widget runs, and `link_notice` names every such value, and what is used instead, in one
-message whose user-derived text is escaped and shortened (`ui.safe_text`).
+message whose user-derived text is escaped and shortened (`ui.elements.safe_text`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui.safe_text import plain, quoted
+from ui.elements.safe_text import plain, quoted
 
 MAX_TEXT = 500  # characters any one link value may hold (a whole image or matrix fits in far fewer)
 

@@ -1,6 +1,6 @@
 """What every page adds to the browser once: in-app links that stay in the same tab and session, a note under a
 number field naming a typed value the browser refused, a static table's CSV download, the script that draws the
-charts (ui/chart_element.py), readable captions and phone layout.
+charts (ui/elements/chart_element.py), readable captions and phone layout.
 
 Streamlit opens every markdown link in a new tab, which starts a whole new app session (seconds on a cold server).
 The script below catches a plain click on a link to one of the app's own pages (glossary terms, the overview's
@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 
-from ui import chart_element
-from ui.html_element import draw_html
-from ui.navigation import GLOSSARY, PAGES
+from ui.elements import chart_element
+from ui.elements.html_element import draw_html
+from ui.elements.navigation import GLOSSARY, PAGES
 
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
 # Phones (Streamlit stacks columns below 640 px): the element a reader came for goes before the list that picks it,
 # and chart titles (plotly never wraps them) shrink so that a long one still fits 390 px.
-# Static tables (ui/static_table.py): Streamlit's own table look, scrolling sideways with the first column kept in view;
-# their CSV download button in the look of Streamlit's secondary button.
-# Formulas as text (ui/plain_math.py): centred serif lines, as KaTeX draws them, that wrap on a narrow screen.
-# Metric cards (ui/metric_cards.py): st.metric's look, three to a row (two on a phone); the "?" shows its help text on
-# hover, focus and tap.
+# Static tables (ui/elements/static_table.py): Streamlit's own table look, scrolling sideways with the first column
+# kept in view; their CSV download button in the look of Streamlit's secondary button.
+# Formulas as text (ui/elements/plain_math.py): centred serif lines, as KaTeX draws them, that wrap on a narrow screen.
+# Metric cards (ui/elements/metric_cards.py): st.metric's look, three to a row (two on a phone); the "?" shows its help
+# text on hover, focus and tap.
 PAGE_CSS = """
 [data-testid="stCaptionContainer"] { color: #51565c; opacity: 1; }
 .static-table { overflow-x: auto; border: 1px solid rgba(49, 51, 63, 0.2); border-radius: 0.5rem; }
@@ -164,7 +164,8 @@ NUMBER_NOTES_JS = """
 """
 
 
-# A static table's CSV download (ui/static_table.py): the button holds the CSV; a click saves it under its file name.
+# A static table's CSV download (ui/elements/static_table.py): the button holds the CSV; a click saves it under its
+# file name.
 TABLE_DOWNLOADS_JS = """
 (() => {
   if (window.__tableDownloads) return;

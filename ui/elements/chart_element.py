@@ -23,8 +23,8 @@ from typing import Any
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from ui.html_element import draw_html
-from ui.navigation import ROOT
+from ui.elements.html_element import draw_html
+from ui.elements.navigation import ROOT
 
 THEME = json.loads((ROOT / "assets" / "chart_theme.json").read_text(encoding="utf-8"))
 PLOTLY_JS = ROOT / "static" / "plotly-primer.min.js"  # built by js/plotly-bundle (only the traces drawn here)

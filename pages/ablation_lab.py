@@ -1,17 +1,17 @@
 """Ablation lab (primer Appendix A as an experiment bench): switch attention off, one head at a time, see what breaks.
 
-Thin page: the bench's controls, bound to the URL (ui/ablation_lab_state.py) -> core.explain.analysis /
+Thin page: the bench's controls, bound to the URL (ui/ablation_lab/state.py) -> core.explain.analysis /
 core.explain.experiments, cached on small keys -> the bench read-out and the open tab's figures and annotations
-(ui/ablation_lab.py). Only the open tab is drawn, and a switch reruns only the bench and the tab (a fragment), not the
-fixed text above. Default state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
+(ui/ablation_lab/views.py). Only the open tab is drawn, and a switch reruns only the bench and the tab (a fragment),
+not the fixed text above. Default state = the primer's own example: <BOS> the cat is with layer 1, head 1 removed.
 """
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import ablation_lab as lab
 from ui import leads
-from ui.ablation_lab_state import controls
+from ui.ablation_lab import views as lab
+from ui.ablation_lab.state import TABS, controls
 from ui.elements.glossary import link
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
@@ -36,7 +36,7 @@ def workbench(lead: DeltaGenerator) -> None:
     setting = controls()
     lead.markdown(leads.ablation(setting.name, setting.removed, setting.off, lab.sweep()))
     lab.bench(setting)
-    open_tab(lab.TABS, lab.VIEWS, setting)
+    open_tab(TABS, lab.VIEWS, setting)
 
 
 workbench(lead)

@@ -1,8 +1,8 @@
 """CNN vs head (primer §1 and Appendix B): a convolution filter's fixed 3×3 window next to an attention head's.
 
-Thin page: the inputs (ui/cnn_vs_head_state.py) -> Appendix B's network (core.explain.conv, one cached trace) -> the
-open step's views (ui/cnn_vs_head.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is on;
-the window's controls and the tabs are one fragment, so moving the window reruns only them.
+Thin page: the inputs (ui/cnn_vs_head/state.py) -> Appendix B's network (core.explain.conv, one cached trace) -> the
+open step's views (ui/cnn_vs_head/views.py). Only the open tab is drawn and the pixel boxes only while "Edit pixels" is
+on; the window's controls and the tabs are one fragment, so moving the window reruns only them.
 """
 
 import numpy as np
@@ -10,9 +10,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.explain.conv import ConvTrace
-from ui import cnn_vs_head as views
 from ui import leads
-from ui.cnn_vs_head_state import filter_editor, image_picker, pixel_editor, read_link, window_picker
+from ui.cnn_vs_head import views
+from ui.cnn_vs_head.state import STEPS, filter_editor, image_picker, pixel_editor, read_link, window_picker
 from ui.elements.glossary import link
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
@@ -44,7 +44,7 @@ def windowed(trace: ConvTrace, image: np.ndarray, filters: dict[str, np.ndarray]
     with column:
         name, step, number = window_picker(image, filters)
         views.readout_box(trace)
-    tabs = st.tabs(views.STEPS, key="view", on_change="rerun", bind="query-params")
+    tabs = st.tabs(STEPS, key="view", on_change="rerun", bind="query-params")
     if tabs[0].open:
         with tabs[0]:
             views.sliding_window(trace, name, step, number)

@@ -1,19 +1,19 @@
 """Overview page: a briefing. The point in one sentence, the whole model in one clickable picture (primer §7) with
 live shapes, five takeaways with live numbers and links, which defaults reproduce the primer, and a briefing file.
 
-Thin page: everything is computed once per process in ui/overview.py (nothing here depends on the reader's input).
+Thin page: everything is computed once per process in ui/overview/views.py (nothing here depends on the reader's input).
 """
 
 from urllib.parse import parse_qsl
 
 import streamlit as st
 
-from ui import overview as brief
 from ui.elements import html_element
 from ui.elements.briefing import app_url, download
 from ui.elements.glossary import link
 from ui.elements.navigation import GLOSSARY, HOME, PAGES
 from ui.elements.widgets import chart, explain, setup_page
+from ui.overview import views as brief
 
 setup_page(HOME)
 st.markdown(brief.lead())

@@ -1,7 +1,7 @@
 """QKV walkthrough (primer §2–5): one attention head step by step, temperature and sampling, the KV cache at work.
 
-Thin page: the reader's scenario -> the engine (core) -> the open tab's sections (ui/qkv_walkthrough.py; inputs, URL
-and validation in ui/qkv_walkthrough_state.py). Only the open tab and the chosen step are drawn.
+Thin page: the reader's scenario -> the engine (core) -> the open tab's sections (ui/qkv_walkthrough/views.py; inputs,
+URL and validation in ui/qkv_walkthrough/state.py). Only the open tab and the chosen step are drawn.
 """
 
 import streamlit as st
@@ -10,10 +10,10 @@ from core.explain.kv_generation import check_against_forward, generate
 from core.explain.sampling import next_token_distribution, sample
 from core.explain.transformer import forward
 from ui import leads
-from ui import qkv_walkthrough as show
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
-from ui.qkv_walkthrough_state import EXAMPLE, model_from, page_state, read_link, settle, what_if
+from ui.qkv_walkthrough import views as show
+from ui.qkv_walkthrough.state import EXAMPLE, SECTIONS, model_from, page_state, read_link, settle, what_if
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/qkv_walkthrough.py"))
 read_link()
@@ -23,7 +23,7 @@ show.intro()
 sentence, scale, causal = show.scenario()
 state = page_state(sentence)
 tokens = sentence.split()
-tabs = st.tabs(show.SECTIONS, key="qkv_section", bind="query-params")
+tabs = st.tabs(SECTIONS, key="qkv_section", bind="query-params")
 editing = False
 
 

@@ -1,7 +1,7 @@
 """Two-layer trace (primer §6 and §7): one prompt through the trained 736-parameter model, every matrix with its shape.
 
-Thin page: prompt -> one cached forward pass -> the open tab's views (ui/trace_steps.py). Only the selected step's
-matrices and the open tab are drawn, so an interaction reruns in a few milliseconds.
+Thin page: prompt -> one cached forward pass -> the open tab's views (ui/two_layer_trace/steps.py). Only the selected
+step's matrices and the open tab are drawn, so an interaction reruns in a few milliseconds.
 """
 
 import streamlit as st
@@ -9,8 +9,8 @@ import streamlit as st
 from ui import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
-from ui.trace_steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
-from ui.two_layer_trace_state import read_link
+from ui.two_layer_trace.state import read_link
+from ui.two_layer_trace.steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()

@@ -14,7 +14,7 @@ from core.explain import conv
 from core.explain.primer import conv_example
 from tests.app import helpers
 from tests.app.helpers import numbers, shown
-from ui.cnn_vs_head import maps_frame
+from ui.cnn_vs_head.views import maps_frame
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "cnn_vs_head.py")

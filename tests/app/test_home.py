@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.explain.transformer import forward
 from core.explain.weights import trained_model
-from ui import overview
 from ui.elements.navigation import GLOSSARY, HOME, PAGES
+from ui.overview import views as overview
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,13 +10,13 @@ import tomllib
 from plotly.offline import get_plotlyjs_version
 
 from tests.app.helpers import chart_specs, run_page
-from ui import ablation_lab as lab
-from ui import cnn_vs_head as cnn
 from ui import kv_cost_state as cost
-from ui import qkv_walkthrough as qkv
-from ui import trace_steps as trace
+from ui.ablation_lab import state as lab
+from ui.cnn_vs_head import state as cnn
 from ui.elements import chart_element
 from ui.elements.navigation import ROOT
+from ui.qkv_walkthrough import state as qkv
+from ui.two_layer_trace import steps as trace
 
 RECIPE = ROOT / "js" / "plotly-bundle"
 SERVED = chart_element.PLOTLY_JS.read_text(encoding="utf-8")

@@ -62,7 +62,7 @@ from ui.elements.glossary import link, tip
 from ui.elements.primer_slips import slip_box
 from ui.elements.safe_text import plain
 from ui.elements.widgets import OnFirstUse, chart, download_matrix, download_rows, download_table, explain
-from ui.two_layer_trace_state import STEP, TAU_RANGE, step_from_link, step_into_link
+from ui.two_layer_trace.state import STEP, TAU_RANGE, step_from_link, step_into_link
 
 pd = OnFirstUse("pandas")
 

@@ -33,7 +33,7 @@ from core.explain.analysis import (
 from core.explain.primer import hand_example
 from core.explain.primer_slips import appendix_a_slips
 from core.explain.transformer import HeadKey, hand_model
-from ui.ablation_lab_state import HEADS, MODEL, PROMPTS, Setting, q
+from ui.ablation_lab.state import BEYOND, HEADS, MODEL, PROMPTS, TABS, Setting, q
 from ui.elements.figures import bar_panels, grouped_bars, heatmap, paired_bars
 from ui.elements.glossary import link
 from ui.elements.primer_slips import slip_box
@@ -43,15 +43,6 @@ from ui.elements.widgets import OnFirstUse, chart, download_table, explain
 pd = OnFirstUse("pandas")
 
 PRIMER = ex.primer_tables()
-TABS = [
-    "① Both roads",
-    "② Prompt table",
-    "③ All 16 subsets",
-    "④ Patterns can mislead",
-    "⑤ Collateral vs targeted",
-    "⑥ Beyond the primer",
-]
-BEYOND = ["Zero vs mean ablation", "MLP neurons", "Activation patching", "Model family"]
 NOT_PRINTED = "—"
 
 

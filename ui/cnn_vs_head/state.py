@@ -27,10 +27,12 @@ BOXES_SHOW = "cnn_boxes_show"  # the encoded image the pixel boxes' ticks were l
 PAGE = "cnn"
 IMAGE_SHAPE = PRESETS[conv.default_preset()].shape
 
+# The page's four steps (tabs), in reading order; the views draw one each.
+STEPS = ("① Sliding window", "② Feature maps", "③ Read-out", "④ Filter vs head")
+
 
 def read_link() -> None:
     """Check the link's values before any widget reads them; a refused one is named in the page's one notice."""
-    from ui.cnn_vs_head import STEPS  # the views import this module, so their labels are read here
 
     def row_check(index: int) -> lr.Param:
         rows = lambda raw: [raw if i == index else row for i, row in enumerate(DEFAULT_ROWS)]  # noqa: E731

@@ -39,10 +39,24 @@ SIZE_LIMITS = {"L": 1000, "T": 10_000_000, "h": 1000, "d_k": 4096, "bytes_per_el
 PAGE = "qkv"
 
 
+# The page's sections (tabs) and the walk's steps by key, with the label a reader sees; the views draw each.
+SECTIONS = ("Step by step", "Read-out", "KV cache")
+STEPS = {
+    "x": "Embeddings X",
+    "qkv": "Q, K, V",
+    "raw": "Raw QKᵀ",
+    "scaled": "÷ √d_k",
+    "masked": "Causal mask",
+    "weights": "Softmax",
+    "z": "Weights · V",
+    "wo": "· W_O",
+    "resid": "Residual h¹",
+    "last": "Last row",
+}
+
+
 def read_link() -> None:
     """Check the link's values before any widget reads them; a refused one is named in the page's one notice."""
-    from ui.qkv_walkthrough import SECTIONS, STEPS  # the views import this module, so their labels are read here
-
     shapes = {name: values.shape for name, values in primer_values(PRIMER_SENTENCE).items()}
     longest = len(EXAMPLE.prompt) + MAX_EXTRA
     params = {
@@ -51,9 +65,9 @@ def read_link() -> None:
         "qkv_mask": lr.flag(default=True),
         "qkv_section": lr.choice(SECTIONS, default=SECTIONS[0]),
         "qkv_step": lr.choice(
-            [label for label, _ in STEPS.values()],
-            aliases={k: v[0] for k, v in STEPS.items()},
-            default=next(iter(STEPS.values()))[0],
+            list(STEPS.values()),
+            aliases=STEPS,
+            default=next(iter(STEPS.values())),
         ),
         "qkv_temp": lr.number(*TEMPERATURE_RANGE, default=1.0),
         "qkv_decoding": lr.choice(("Greedy", "Sample"), default="Greedy"),

@@ -27,7 +27,6 @@ from ui.elements.widgets import chart, download_matrix, download_table, explain
 if TYPE_CHECKING:
     import pandas as pd
 
-STEPS = ("① Sliding window", "② Feature maps", "③ Read-out", "④ Filter vs head")
 STAGE_TITLES = {"convolution": "convolution", "ReLU": "ReLU: negatives → 0", "max-pool": "2 × 2 max-pool"}
 WHY_WINDOW = (
     "A filter is one small, fixed pattern reused at every position: the same nine weights score every window, so a "

@@ -46,6 +46,18 @@ class Setting:
         return " + ".join(short_label(h) for h in self.removed) + " removed" if self.removed else "nothing removed"
 
 
+# The lab's tabs and the experiments beyond the primer, in reading order; the views draw one each.
+TABS = [
+    "① Both roads",
+    "② Prompt table",
+    "③ All 16 subsets",
+    "④ Patterns can mislead",
+    "⑤ Collateral vs targeted",
+    "⑥ Beyond the primer",
+]
+BEYOND = ["Zero vs mean ablation", "MLP neurons", "Activation patching", "Model family"]
+
+
 def q(words: tuple[str, ...] | str) -> str:
     """A prompt in running text, without <BOS>: '“the cat is”'."""
     text = words if isinstance(words, str) else " ".join(words)
@@ -78,7 +90,6 @@ def _prompt(choice: str) -> tuple[str, ...]:
 def read_link() -> None:
     """Check the link's values before any widget reads them; a refused one is named in the page's one notice. Heads
     may be named by their pill labels ('layer 1, head 1', the form the URL binding writes) or short keys (L1H1)."""
-    from ui.ablation_lab import BEYOND, TABS  # the views import this module, so their labels are read here
 
     params = {
         "heads": lr.choice(

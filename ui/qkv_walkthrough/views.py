@@ -26,9 +26,16 @@ from ui.elements import figures
 from ui.elements.glossary import link, tip
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import chart, download_matrix, explain, shape_label
-from ui.qkv_walkthrough_state import EXAMPLE, SENTENCES, SIZE_LIMITS, draw_count, draw_once, reset_to_primer
+from ui.qkv_walkthrough.state import (
+    EXAMPLE,
+    SENTENCES,
+    SIZE_LIMITS,
+    STEPS,
+    draw_count,
+    draw_once,
+    reset_to_primer,
+)
 
-SECTIONS = ("Step by step", "Read-out", "KV cache")
 MADE_UP_SEED = 0
 WORDS = list(EXAMPLE.vocabulary)
 
@@ -192,7 +199,7 @@ def step_selector() -> str:
     return st.select_slider(
         "Step",
         options=list(STEPS),
-        format_func=lambda step: STEPS[step][0],
+        format_func=STEPS.__getitem__,
         key="qkv_step",
         bind="query-params",
         help="Each step draws only its own matrices. Read left to right, as in primer §5.",
@@ -412,23 +419,23 @@ def _last(w: Walk) -> None:
     )
 
 
-STEPS: dict[str, tuple[str, Callable[[Walk], None]]] = {
-    "x": ("Embeddings X", _x),
-    "qkv": ("Q, K, V", _qkv),
-    "raw": ("Raw QKᵀ", _raw),
-    "scaled": ("÷ √d_k", _scaled),
-    "masked": ("Causal mask", _masked),
-    "weights": ("Softmax", _weights),
-    "z": ("Weights · V", _z),
-    "wo": ("· W_O", _wo),
-    "resid": ("Residual h¹", _resid),
-    "last": ("Last row", _last),
+DRAW: dict[str, Callable[[Walk], None]] = {
+    "x": _x,
+    "qkv": _qkv,
+    "raw": _raw,
+    "scaled": _scaled,
+    "masked": _masked,
+    "weights": _weights,
+    "z": _z,
+    "wo": _wo,
+    "resid": _resid,
+    "last": _last,
 }
 
 
 def show_step(step: str, walk: Walk) -> None:
     """Draw one step of the walk: its matrices and its annotation."""
-    STEPS[step][1](walk)
+    DRAW[step](walk)
 
 
 # ---------------------------------------------------------------- section 2: read-out

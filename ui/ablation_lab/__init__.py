@@ -1,0 +1,1 @@
+"""The ablation lab page (primer Appendix A): its bench and link (state) and its tabs (views)."""

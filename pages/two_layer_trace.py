@@ -1,16 +1,19 @@
 """Two-layer trace (primer §6 and §7): one prompt through the trained 736-parameter model, every matrix with its shape.
 
-Thin page: prompt -> one cached forward pass -> the open tab's views (ui/two_layer_trace/steps.py). Only the selected
+Thin page: prompt -> one cached forward pass -> the open tab's views (ui/two_layer_trace/). Only the selected
 step's matrices and the open tab are drawn, so an interaction reruns in a few milliseconds.
 """
 
 import streamlit as st
 
+from core.explain.weights import trained_model
 from ui import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
+from ui.two_layer_trace.prompt import prompt_builder
+from ui.two_layer_trace.results import cached_trace
 from ui.two_layer_trace.state import read_link
-from ui.two_layer_trace.steps import VIEWS, cached_trace, headline, prompt_builder, trained_model
+from ui.two_layer_trace.views import VIEWS, headline
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()

@@ -16,7 +16,7 @@ from ui.cnn_vs_head import state as cnn
 from ui.elements import chart_element
 from ui.elements.navigation import ROOT
 from ui.qkv_walkthrough import state as qkv
-from ui.two_layer_trace import steps as trace
+from ui.two_layer_trace import views as trace
 
 RECIPE = ROOT / "js" / "plotly-bundle"
 SERVED = chart_element.PLOTLY_JS.read_text(encoding="utf-8")

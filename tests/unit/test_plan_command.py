@@ -1,0 +1,69 @@
+"""python -m core.plan on good and bad arguments: one JSON object with exactly the documented keys, or a non-zero
+exit with one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.assets import ASSETS
+
+ROOT = Path(__file__).resolve().parents[2]
+KEYS = ["gpu", "gpus_per_copy", "copies", "gpus", "monthly_cost", "cost_per_m_input", "cost_per_m_output", "cost_range"]
+TASK = ["--rpm", "300", "--prompt", "1500", "--output", "400", "--ttft", "2", "--tokens-per-s", "20"]
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "core.plan", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_task_prints_one_json_object_with_the_plan_and_its_runners_up():
+    done = run("--model", "llama-3.1-70b", *TASK, "--gpu", "h100-sxm", "--gpu", "l40s", "--price", "l40s=1.5")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and len(done.stdout.strip().splitlines()) == 1
+    out = json.loads(done.stdout)
+    assert list(out) == [*KEYS, "runners_up"]
+    assert out["gpu"] == "h100-sxm" and 4 <= out["gpus"] <= 8 and out["gpus"] == out["copies"] * out["gpus_per_copy"]
+    low, high = out["cost_range"]
+    assert low <= out["monthly_cost"] <= high
+    assert out["runners_up"] and all(list(r) == KEYS for r in out["runners_up"])
+    l40s = [r for r in out["runners_up"] if r["gpu"] == "l40s"]
+    assert l40s and all(r["monthly_cost"] == pytest.approx(r["gpus"] * 1.5 * 730) for r in l40s)
+    costs = [out["monthly_cost"], *(r["monthly_cost"] for r in out["runners_up"])]
+    assert costs == sorted(costs)
+
+
+def test_a_config_file_and_pinned_gpus_per_copy(tmp_path):
+    models = json.loads((ASSETS / "llm_presets.json").read_text(encoding="utf-8"))["models"]
+    entry = next(m for m in models if m["id"] == "llama-3.1-8b")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(entry["config"]))
+    done = run("--model", str(path), *TASK, "--tp", "2")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["gpus_per_copy"] == 2 and all(r["gpus_per_copy"] == 2 for r in out["runners_up"])
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        (["--model", "llama-3.1-70b", *TASK, "--gpu", "h100-sxm", "--tp", "1"], 1, "allow 4 GPUs per copy"),
+        (["--model", "llama-3.1-70b", *TASK, "--price", "h100-sxm=0"], 2, "price for H100 SXM"),
+        (["--model", "llama-3.1-70b", *TASK, "--price", "h100-sxm"], 2, "GPU_ID=DOLLARS_PER_HOUR"),
+        (["--model", "llama-3.1-70b", *TASK[:-2]], 2, "--tokens-per-s"),
+        (["--model", "llama-3.1-70b", *TASK, "--tp", "3"], 2, "--tp"),
+        (["--model", "no-such-model", *TASK], 2, "neither a preset"),
+        (["--model", "llama-3.1-70b", "--rpm", "-5", *TASK[2:]], 2, "positive"),
+    ],
+)
+def test_bad_arguments_and_impossible_workloads_exit_non_zero_with_one_line(args, code, words):
+    done = run(*args)
+    assert done.returncode == code and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0] and lines[0].startswith("python -m core.plan: error:")

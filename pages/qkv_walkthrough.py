@@ -12,6 +12,8 @@ from core.explain.transformer import forward
 from ui import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
+from ui.qkv_walkthrough import kv_cache as cache
+from ui.qkv_walkthrough import readout
 from ui.qkv_walkthrough import views as show
 from ui.qkv_walkthrough.state import EXAMPLE, SECTIONS, model_from, page_state, read_link, settle, what_if
 
@@ -44,22 +46,22 @@ if tabs[0].open:
 
 if tabs[1].open:
     with tabs[1]:
-        choice = show.read_out_controls()
+        choice = readout.read_out_controls()
         dist = next_token_distribution(EXAMPLE.illustrative_logits, choice.temperature, choice.top_k, choice.top_p)
-        show.probabilities(dist, choice.temperature)
-        seed, n = show.sampler(choice.method)
-        show.decision(dist, choice.method, sample(dist.final, seed, n), seed)
+        readout.probabilities(dist, choice.temperature)
+        seed, n = readout.sampler(choice.method)
+        readout.decision(dist, choice.method, sample(dist.final, seed, n), seed)
 
 if tabs[2].open:
     with tabs[2]:
         model = model_from(state["values"])
-        prefill, X, names = show.cache_controls(state["values"]["X"], tokens, causal)
+        prefill, X, names = cache.cache_controls(state["values"]["X"], tokens, causal)
         run = generate(model, X, prefill, scale=scale)
-        chosen = show.generation_step(run)
-        show.cache_grid(run, chosen, names)
-        show.cache_step(run.steps[chosen], names)
-        show.proof(run, chosen, check_against_forward(model, X, run, scale=scale))
-        show.cache_size(model.config, len(names))
+        chosen = cache.generation_step(run)
+        cache.cache_grid(run, chosen, names)
+        cache.cache_step(run.steps[chosen], names)
+        cache.proof(run, chosen, check_against_forward(model, X, run, scale=scale))
+        cache.cache_size(model.config, len(names))
 
 lead_trace = forward(model_from(state["values"]), embeddings=state["values"]["X"], scale=scale, causal=causal)
 lead.markdown(leads.qkv(lead_trace["blocks.0.attn.hook_pattern"][0], tokens))

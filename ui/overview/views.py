@@ -25,7 +25,7 @@ from core.explain.weights import trained_model
 from core.plan import kv_cache as kv
 from core.plan.model_config import presets
 from ui.elements.briefing import Briefing, Chart
-from ui.elements.figures import grouped_bars
+from ui.elements.comparisons import grouped_bars
 from ui.elements.glossary import link
 
 PROMPT = ("<BOS>", "the", "cat", "sat")  # the primer's §6 read-out prompt, the two-layer trace's default

@@ -13,7 +13,8 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.elements.figures import block_lines, heatmap
+from ui.elements.comparisons import block_lines
+from ui.elements.figures import heatmap
 from ui.elements.widgets import OnFirstUse, chart, download_matrix, download_table
 
 pd = OnFirstUse("pandas")

@@ -26,7 +26,7 @@ from core.explain.trace_views import (
 )
 from core.explain.transformer import Model, Trace
 from core.explain.world import sentence_types
-from ui.elements.figures import grouped_bars, line_chart, trajectories
+from ui.elements.comparisons import grouped_bars, line_chart, trajectories
 from ui.elements.glossary import link
 from ui.elements.primer_slips import slip_box
 from ui.elements.widgets import OnFirstUse, chart, download_matrix, download_table, explain

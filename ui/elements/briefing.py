@@ -18,6 +18,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.offline import get_plotlyjs
 
+from ui.elements.web import web_file
+
 MARKDOWN = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)|\*\*(.+?)\*\*|\*(.+?)\*")
 
 
@@ -69,16 +71,7 @@ def _plotly_js() -> str:
     return get_plotlyjs()
 
 
-STYLE = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 1.5rem auto; padding: 0 1rem; color: #1b1f24;
-  line-height: 1.45; }
-h1 { font-size: 1.6rem; margin-bottom: .3rem; } h2 { font-size: 1.2rem; margin-top: 1.6rem; }
-.lead { font-size: 1.1rem; } .meta { color: #4a5361; font-size: .9rem; }
-.numbers { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: .6rem; padding: 0; }
-.numbers li { list-style: none; border: 1px solid #c9d1db; border-radius: .5rem; padding: .5rem .7rem; }
-.numbers b { display: block; font-size: 1.3rem; } .chart { margin: 1rem 0 .3rem; min-height: 200px; }
-figcaption { color: #333b45; font-size: .95rem; } a { color: #0b5394; }
-"""
+STYLE = web_file("briefing.css")
 
 
 def document(briefing: Briefing) -> str:

@@ -27,6 +27,7 @@ from core.plan.model_config import presets
 from ui.elements.briefing import Briefing, Chart
 from ui.elements.comparisons import grouped_bars
 from ui.elements.glossary import link
+from ui.elements.web import web_file
 
 PROMPT = ("<BOS>", "the", "cat", "sat")  # the primer's §6 read-out prompt, the two-layer trace's default
 KV_MODEL, KV_GPU, KV_CONTEXT = "llama-3.1-70b", "h100-sxm", 32768
@@ -104,28 +105,7 @@ def pipeline_html(blocks: tuple[Block, ...], base: str = "") -> str:
     return f'<style>{PIPELINE_CSS}</style><ol class="pf" aria-label="The model\'s data flow (primer §7)">{items}</ol>'
 
 
-PIPELINE_CSS = """
-.pf, .pf-inner { list-style: none; margin: 0; padding: 0; display: flex; align-items: stretch; gap: 1.6rem; }
-.pf { flex-wrap: wrap; row-gap: 1rem; }
-.pf-step { position: relative; display: flex; }
-.pf > .pf-step:not(:last-child)::after, .pf-inner > .pf-step:not(:last-child)::after {
-  content: "→"; position: absolute; right: -1.35rem; top: 50%; transform: translateY(-50%);
-  font-size: 1.2rem; color: #3d4a5c; }
-.pf-box { display: flex; flex-direction: column; justify-content: center; min-width: 7.5rem; padding: .55rem .7rem;
-  border: 2px solid #1f5f99; border-radius: .5rem; background: #eef4fb; color: #10243a; text-decoration: none;
-  line-height: 1.25; }
-.pf-box:hover, .pf-box:focus-visible { background: #d6e6f5; outline: 3px solid #e08a00; outline-offset: 2px; }
-.pf-shape { font-family: monospace; font-size: .95rem; color: #10243a; }
-.pf-note { font-size: .8rem; color: #3d4a5c; }
-.pf-group { border: 2px dashed #3d4a5c; border-radius: .7rem; padding: 1.6rem .7rem .7rem; }
-.pf-times { position: absolute; top: .2rem; left: .7rem; font-size: .85rem; font-weight: 600; color: #3d4a5c; }
-@media (max-width: 640px) {
-  .pf, .pf-inner { flex-direction: column; gap: 1.5rem; }
-  .pf > .pf-step:not(:last-child)::after, .pf-inner > .pf-step:not(:last-child)::after {
-    content: "↓"; right: auto; left: 50%; top: auto; bottom: -1.45rem; transform: translateX(-50%); }
-  .pf-box { width: 100%; }
-}
-"""
+PIPELINE_CSS = web_file("pipeline.css")
 
 
 @cache

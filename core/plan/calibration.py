@@ -11,6 +11,7 @@ from functools import cache
 
 import numpy as np
 
+from core.plan import engines
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig, parse_config_dict, presets
@@ -166,12 +167,19 @@ class Capacity:
 
 
 def _capacity(entry: dict) -> Capacity:
+    """The engine's memory rule applied to what its log printed: the cache size itself, the memory free after the
+    weights (TensorRT-LLM: fraction × free), or total, peak torch and non-torch memory (vLLM: fraction × total less
+    both)."""
     config = model(entry["model"])
+    engine = engines.profile(entry["engine_id"])
     per_token = kv.kv_bytes_per_token(config, entry["kv_dtype"], tp=entry["tp"])
     if "available_gib" in entry:  # the engine logged the memory it gave the cache
         budget = entry["available_gib"] * kv.GIB
-    else:  # vLLM's rule: utilisation × total − (weights + peak activations) − non-torch memory, as it logged them
-        budget = (entry["utilisation"] * entry["total_gib"] - entry["used_gib"] - entry["non_torch_gib"]) * kv.GIB
+    elif "free_gib" in entry:  # the memory free after weights and buffers, as logged
+        budget = engines.kv_budget_bytes(engine, entry["free_gib"] * kv.GIB, 0.0, 0.0, tp=entry["tp"])
+    else:  # total memory, weights + peak activations and non-torch memory, as logged
+        used, other = entry["used_gib"] * kv.GIB, entry["non_torch_gib"] * kv.GIB
+        budget = engines.kv_budget_bytes(engine, entry["total_gib"] * kv.GIB, used, other, tp=entry["tp"])
     block = entry["block"]
     tokens = int(budget // (per_token * block)) * block
     return Capacity(

@@ -6,7 +6,7 @@ Points live in assets/serving_measurements.json, each with the source a reader c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -121,10 +121,11 @@ def _search(
     mfus: np.ndarray, mbus: np.ndarray, overheads: np.ndarray
 ) -> tuple[float, sv.Efficiency, tuple[float, float]]:
     best: tuple[float, sv.Efficiency, tuple[float, float]] | None = None
+    links = sv.default_efficiency()  # the links' settings stay as documented; MFU, MBU and the per-layer cost move
     for mfu in mfus:
         for mbu in mbus:
             for overhead in overheads:
-                eff = sv.Efficiency(float(mfu), float(mbu), float(overhead) * 1e-6)
+                eff = replace(links, mfu=float(mfu), mbu=float(mbu), layer_overhead_s=float(overhead) * 1e-6)
                 pair = medians(errors(eff))
                 score = max(pair) + 1e-3 * sum(pair)
                 if best is None or score < best[0]:

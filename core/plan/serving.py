@@ -290,6 +290,15 @@ class StepModel:
         )
         return weights_s + kv_s + self._comm_fixed + self._comm_token * tokens + self._fixed
 
+    def seconds_many(self, n_decode: int, decode_held: np.ndarray) -> np.ndarray:
+        """Seconds of a run of pure decode steps of `n_decode` tokens each, one per entry of `decode_held`."""
+        read = self._always
+        if self._n_experts:
+            read += self._expert * self._n_experts * (1.0 - self._keep**n_decode)
+        weights_s = max(read / self._bandwidth, self._matmul * n_decode / self._peak)
+        kv_s = np.maximum(decode_held * self._kv / self._bandwidth, self._attention * decode_held / self._peak)
+        return weights_s + kv_s + self._comm_fixed + self._comm_token * n_decode + self._fixed
+
 
 # --------------------------------------------------------------------------------------------------- presets
 @cache

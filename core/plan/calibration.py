@@ -14,6 +14,7 @@ import numpy as np
 from core.plan import engines
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
+from core.plan import simulator as sim
 from core.plan.model_config import ModelConfig, parse_config_dict, presets
 
 THROUGHPUT = ("throughput",)
@@ -200,3 +201,84 @@ def _capacity(entry: dict) -> Capacity:
 def capacities() -> tuple[Capacity, ...]:
     """Every logged KV capacity with the budget rules' prediction."""
     return tuple(_capacity(entry) for entry in _asset()["kv_capacity"])
+
+
+# --------------------------------------------------------------------------------------------------- under traffic
+LOADED_IN_FLIGHT = 50  # a point is "under load" with at least this many requests in flight ...
+LOADED_RATE = 16.0  # ... or at least this many requests per second
+
+
+@dataclass(frozen=True)
+class OnlinePoint:
+    """One published measurement under traffic: the setup, the engine, the workload (`concurrency` in flight or a
+    Poisson `rate`), the statistic published ('mean' or 'median') and the measured figures (None where not given)."""
+
+    id: str
+    engine: str
+    engine_id: str
+    engine_version: str
+    model: str
+    gpu: str
+    tp: int
+    weights: str
+    weight_bits: int
+    kv_dtype: str
+    input: int
+    output: int
+    concurrency: int | None
+    rate: float | None
+    requests: int
+    statistic: str
+    ttft_s: float
+    itl_s: float
+    output_tokens_per_s: float | None
+    published: str
+    source: str
+    where: str
+
+    @property
+    def loaded(self) -> bool:
+        """At least 50 requests in flight or 16 requests per second: where queueing and batching shape latency."""
+        return (self.concurrency or 0) >= LOADED_IN_FLIGHT or (self.rate or 0.0) >= LOADED_RATE
+
+    def traffic(self) -> sim.Traffic:
+        """The workload as the simulator runs it."""
+        if self.concurrency:
+            return sim.Traffic("closed", self.requests, self.input, self.output, concurrency=self.concurrency)
+        return sim.Traffic("poisson", self.requests, self.input, self.output, rate=float(self.rate or 0.0), seed=0)
+
+
+@cache
+def online_points() -> tuple[OnlinePoint, ...]:
+    """Every published measurement under traffic."""
+    return tuple(OnlinePoint(**entry) for entry in _asset().get("online", ()))
+
+
+@dataclass(frozen=True)
+class OnlinePrediction:
+    """The simulator's figures for an online point, in the point's statistic."""
+
+    ttft_s: float
+    itl_s: float
+    output_tokens_per_s: float
+
+
+def predict_online(point: OnlinePoint, eff: sv.Efficiency) -> OnlinePrediction:
+    """Simulate the point's workload on its setup under its engine's defaults."""
+    setup = sv.Setup(model(point.model), kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff)
+    result = sim.simulate(setup, point.traffic(), sim.engine_limits(setup, engines.profile(point.engine_id)))
+    figures = result.summary()  # every request, the closed loop's opening burst included, as the clients count them
+    key = "mean" if point.statistic == "mean" else "p50"
+    return OnlinePrediction(figures[f"ttft_{key}_s"], figures[f"itl_{key}_s"], figures["output_tokens_per_s"])
+
+
+def online_errors(eff: sv.Efficiency) -> list[tuple[OnlinePoint, OnlinePrediction, dict[str, float]]]:
+    """Each online point with the simulator's figures and the relative errors of what was published."""
+    rows = []
+    for point in online_points():
+        got = predict_online(point, eff)
+        errs = {"ttft": (got.ttft_s - point.ttft_s) / point.ttft_s, "itl": (got.itl_s - point.itl_s) / point.itl_s}
+        if point.output_tokens_per_s:
+            errs["throughput"] = (got.output_tokens_per_s - point.output_tokens_per_s) / point.output_tokens_per_s
+        rows.append((point, got, errs))
+    return rows

@@ -118,39 +118,58 @@ class Result:
         """Which requests finished."""
         return np.isfinite(self.finish)
 
+    def _kept(self, skip: int) -> np.ndarray:
+        kept = self.done.copy()
+        kept[:skip] = False
+        return kept
+
+    def ttft_of(self, skip: int = 0) -> np.ndarray:
+        """Time to first token of each finished request, leaving out the first `skip` issued (a warm-up)."""
+        kept = self._kept(skip)
+        return (self.first - self.arrival)[kept]
+
+    def itl_of(self, skip: int = 0) -> np.ndarray:
+        """Every inter-token gap of the finished requests, leaving out the first `skip` issued."""
+        if self.output < 2:
+            return np.zeros(0)
+        return self.gaps.reshape(-1, self.output - 1)[self._kept(skip)].ravel()
+
     @property
     def ttft(self) -> np.ndarray:
         """Time to first token of each finished request."""
-        return (self.first - self.arrival)[self.done]
+        return self.ttft_of()
+
+    @property
+    def itl(self) -> np.ndarray:
+        """Every inter-token gap of the finished requests."""
+        return self.itl_of()
 
     @property
     def e2e(self) -> np.ndarray:
         """End-to-end time of each finished request."""
         return (self.finish - self.arrival)[self.done]
 
-    @property
-    def itl(self) -> np.ndarray:
-        """Every inter-token gap of the finished requests."""
-        if self.output < 2:
-            return np.zeros(0)
-        return self.gaps.reshape(-1, self.output - 1)[self.done].ravel()
+    def duration_of(self, skip: int = 0) -> float:
+        """From the first kept request's arrival to the last finish (as benchmark clients time a run)."""
+        kept = self._kept(skip)
+        return float(self.finish[kept].max() - self.arrival[kept].min()) if kept.any() else 0.0
 
     @property
     def duration(self) -> float:
-        """From the first arrival to the last finish (as benchmark clients time a run)."""
-        done = self.done
-        return float(self.finish[done].max() - self.arrival.min()) if done.any() else 0.0
+        """From the first arrival to the last finish."""
+        return self.duration_of()
 
-    def summary(self) -> dict[str, float]:
+    def summary(self, skip: int = 0) -> dict[str, float]:
         """Mean/p50/p95/p99 time to first token and inter-token latency, output tokens/s, requests/s, the most
-        requests running at once and the KV cache's size in tokens."""
+        requests running at once and the KV cache's size in tokens; `skip` leaves out the first requests issued (a
+        closed loop's first C all arrive at t = 0, a burst steady traffic never sees)."""
         out: dict[str, float] = {}
-        for name, values in (("ttft", self.ttft), ("itl", self.itl)):
+        for name, values in (("ttft", self.ttft_of(skip)), ("itl", self.itl_of(skip))):
             stats = (np.mean(values), *np.percentile(values, [50, 95, 99])) if values.size else (math.nan,) * 4
             keys = (f"{name}_mean_s", f"{name}_p50_s", f"{name}_p95_s", f"{name}_p99_s")
             out.update(dict(zip(keys, stats, strict=True)))
-        seconds = self.duration
-        finished = int(self.done.sum())
+        seconds = self.duration_of(skip)
+        finished = int(self._kept(skip).sum())
         out["output_tokens_per_s"] = finished * self.output / seconds if seconds > 0 else math.nan
         out["requests_per_s"] = finished / seconds if seconds > 0 else math.nan
         out["max_in_flight"] = int(self.running.max()) if self.running.size else 0

@@ -151,8 +151,8 @@ def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv
 
 
 def efficiency(dep: kv.Deployment) -> sv.Efficiency:
-    """The time model's settings as the engine-settings expander holds them."""
-    return sv.Efficiency(dep.mfu, dep.efficiency, dep.layer_overhead_s)
+    """The time model's settings as the engine-settings expander holds them (the links' as stored)."""
+    return replace(sv.default_efficiency(), mfu=dep.mfu, mbu=dep.efficiency, layer_overhead_s=dep.layer_overhead_s)
 
 
 @lru_cache(maxsize=64)

@@ -6,13 +6,15 @@ Points live in assets/serving_measurements.json, each with the source a reader c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
 
+from core.plan import engines
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
+from core.plan import simulator as sim
 from core.plan.model_config import ModelConfig, parse_config_dict, presets
 
 THROUGHPUT = ("throughput",)
@@ -120,10 +122,11 @@ def _search(
     mfus: np.ndarray, mbus: np.ndarray, overheads: np.ndarray
 ) -> tuple[float, sv.Efficiency, tuple[float, float]]:
     best: tuple[float, sv.Efficiency, tuple[float, float]] | None = None
+    links = sv.default_efficiency()  # the links' settings stay as documented; MFU, MBU and the per-layer cost move
     for mfu in mfus:
         for mbu in mbus:
             for overhead in overheads:
-                eff = sv.Efficiency(float(mfu), float(mbu), float(overhead) * 1e-6)
+                eff = replace(links, mfu=float(mfu), mbu=float(mbu), layer_overhead_s=float(overhead) * 1e-6)
                 pair = medians(errors(eff))
                 score = max(pair) + 1e-3 * sum(pair)
                 if best is None or score < best[0]:
@@ -166,12 +169,19 @@ class Capacity:
 
 
 def _capacity(entry: dict) -> Capacity:
+    """The engine's memory rule applied to what its log printed: the cache size itself, the memory free after the
+    weights (TensorRT-LLM: fraction × free), or total, peak torch and non-torch memory (vLLM: fraction × total less
+    both)."""
     config = model(entry["model"])
+    engine = engines.profile(entry["engine_id"])
     per_token = kv.kv_bytes_per_token(config, entry["kv_dtype"], tp=entry["tp"])
     if "available_gib" in entry:  # the engine logged the memory it gave the cache
         budget = entry["available_gib"] * kv.GIB
-    else:  # vLLM's rule: utilisation × total − (weights + peak activations) − non-torch memory, as it logged them
-        budget = (entry["utilisation"] * entry["total_gib"] - entry["used_gib"] - entry["non_torch_gib"]) * kv.GIB
+    elif "free_gib" in entry:  # the memory free after weights and buffers, as logged
+        budget = engines.kv_budget_bytes(engine, entry["free_gib"] * kv.GIB, 0.0, 0.0, tp=entry["tp"])
+    else:  # total memory, weights + peak activations and non-torch memory, as logged
+        used, other = entry["used_gib"] * kv.GIB, entry["non_torch_gib"] * kv.GIB
+        budget = engines.kv_budget_bytes(engine, entry["total_gib"] * kv.GIB, used, other, tp=entry["tp"])
     block = entry["block"]
     tokens = int(budget // (per_token * block)) * block
     return Capacity(
@@ -191,3 +201,84 @@ def _capacity(entry: dict) -> Capacity:
 def capacities() -> tuple[Capacity, ...]:
     """Every logged KV capacity with the budget rules' prediction."""
     return tuple(_capacity(entry) for entry in _asset()["kv_capacity"])
+
+
+# --------------------------------------------------------------------------------------------------- under traffic
+LOADED_IN_FLIGHT = 50  # a point is "under load" with at least this many requests in flight ...
+LOADED_RATE = 16.0  # ... or at least this many requests per second
+
+
+@dataclass(frozen=True)
+class OnlinePoint:
+    """One published measurement under traffic: the setup, the engine, the workload (`concurrency` in flight or a
+    Poisson `rate`), the statistic published ('mean' or 'median') and the measured figures (None where not given)."""
+
+    id: str
+    engine: str
+    engine_id: str
+    engine_version: str
+    model: str
+    gpu: str
+    tp: int
+    weights: str
+    weight_bits: int
+    kv_dtype: str
+    input: int
+    output: int
+    concurrency: int | None
+    rate: float | None
+    requests: int
+    statistic: str
+    ttft_s: float
+    itl_s: float
+    output_tokens_per_s: float | None
+    published: str
+    source: str
+    where: str
+
+    @property
+    def loaded(self) -> bool:
+        """At least 50 requests in flight or 16 requests per second: where queueing and batching shape latency."""
+        return (self.concurrency or 0) >= LOADED_IN_FLIGHT or (self.rate or 0.0) >= LOADED_RATE
+
+    def traffic(self) -> sim.Traffic:
+        """The workload as the simulator runs it."""
+        if self.concurrency:
+            return sim.Traffic("closed", self.requests, self.input, self.output, concurrency=self.concurrency)
+        return sim.Traffic("poisson", self.requests, self.input, self.output, rate=float(self.rate or 0.0), seed=0)
+
+
+@cache
+def online_points() -> tuple[OnlinePoint, ...]:
+    """Every published measurement under traffic."""
+    return tuple(OnlinePoint(**entry) for entry in _asset().get("online", ()))
+
+
+@dataclass(frozen=True)
+class OnlinePrediction:
+    """The simulator's figures for an online point, in the point's statistic."""
+
+    ttft_s: float
+    itl_s: float
+    output_tokens_per_s: float
+
+
+def predict_online(point: OnlinePoint, eff: sv.Efficiency) -> OnlinePrediction:
+    """Simulate the point's workload on its setup under its engine's defaults."""
+    setup = sv.Setup(model(point.model), kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff)
+    result = sim.simulate(setup, point.traffic(), sim.engine_limits(setup, engines.profile(point.engine_id)))
+    figures = result.summary()  # every request, the closed loop's opening burst included, as the clients count them
+    key = "mean" if point.statistic == "mean" else "p50"
+    return OnlinePrediction(figures[f"ttft_{key}_s"], figures[f"itl_{key}_s"], figures["output_tokens_per_s"])
+
+
+def online_errors(eff: sv.Efficiency) -> list[tuple[OnlinePoint, OnlinePrediction, dict[str, float]]]:
+    """Each online point with the simulator's figures and the relative errors of what was published."""
+    rows = []
+    for point in online_points():
+        got = predict_online(point, eff)
+        errs = {"ttft": (got.ttft_s - point.ttft_s) / point.ttft_s, "itl": (got.itl_s - point.itl_s) / point.itl_s}
+        if point.output_tokens_per_s:
+            errs["throughput"] = (got.output_tokens_per_s - point.output_tokens_per_s) / point.output_tokens_per_s
+        rows.append((point, got, errs))
+    return rows

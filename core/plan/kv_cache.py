@@ -204,7 +204,7 @@ def users_vs_context(config: ModelConfig, dep: Deployment, contexts: np.ndarray)
 
 def decode_seconds(config: ModelConfig, dep: Deployment, batches: np.ndarray) -> np.ndarray:
     """One decode step of one copy for each batch size, every user at the full context (the serving-time model)."""
-    eff = serving.Efficiency(dep.mfu, dep.efficiency, dep.layer_overhead_s)
+    eff = replace(serving.default_efficiency(), mfu=dep.mfu, mbu=dep.efficiency, layer_overhead_s=dep.layer_overhead_s)
     setup = serving.Setup(config, dep.gpu, dep.tp, dep.weight_bits, dep.kv_dtype, eff)
     return serving.decode_step(setup, np.asarray(batches, dtype=np.float64), dep.context).seconds
 

@@ -1,7 +1,8 @@
 """KV-cache memory of real LLMs: bytes per token, per user and per GPU, the GPU presets, a deployment's settings and
 how many users one model copy's memory holds. The bottom of the planner: the time model and the plan build on it.
 
-Bytes internally (float64, exact for every whole-byte case); `GB` = 10⁹ and `GIB` = 2³⁰ only at the edges. The formulas
+Bytes internally (float64, exact for every whole-byte case); `GB` = 10⁹ and `GIB` = 2³⁰ only at the edges. A GPU's
+memory is what its driver reports (MiB), not the size on the box. The formulas
 are the serving runtimes' (shared/reference/kv-cache.md): 2 · L · n_kv · head_dim · bytes per token for MHA/GQA/MQA,
 L · (kv_lora_rank + qk_rope_head_dim) · bytes for latent attention, min(T, W) tokens on sliding-window layers,
 max(1, n_kv // TP) KV heads per GPU, paged blocks and a vLLM-style utilisation budget.
@@ -22,6 +23,7 @@ from core.plan.model_config import ModelConfig, param_count
 ASSET = ASSETS / "gpu_presets.json"
 GB = 1e9  # decimal gigabyte: what vendors sell
 GIB = 2.0**30  # binary gibibyte: what nvidia-smi and most tools print
+MIB = 2.0**20  # binary mebibyte: the unit the GPU drivers report memory in
 DTYPE_BYTES: dict[str, float] = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 WEIGHT_BITS = (16, 8, 4)
 TP_OPTIONS = (1, 2, 4, 8, 16, 32, 64)
@@ -120,8 +122,9 @@ def kv_bytes_per_sequence(
 # --------------------------------------------------------------------------------------------------- hardware
 @dataclass(frozen=True)
 class Gpu:
-    """One accelerator: memory as sold (decimal GB), peak bandwidth, dense BF16 and FP8 throughput (0 = no FP8), the
-    GPU-to-GPU link tensor parallelism uses (GB/s each way), and the sources."""
+    """One accelerator: its size as sold (the GB on the box) and its memory as the driver reports it (MiB), peak
+    bandwidth, dense BF16 and FP8 throughput (0 = no FP8), the GPU-to-GPU link tensor parallelism uses (GB/s each way),
+    and the sources."""
 
     id: str
     name: str
@@ -129,6 +132,8 @@ class Gpu:
     bandwidth_tb_s: float
     bf16_tflops: float
     source: str
+    memory_mib: float = 0.0
+    memory_source: str = ""
     fp8_tflops: float = 0.0
     link: str = ""
     link_gb_s: float = 0.0
@@ -136,8 +141,9 @@ class Gpu:
 
     @property
     def memory_bytes(self) -> float:
-        """Memory in bytes (vendors' GB are 10⁹ bytes)."""
-        return self.memory_gb * GB
+        """Memory in bytes as the driver reports it (MiB = 2²⁰ bytes): HBM parts carry binary gigabytes, so an
+        '80 GB' H100 holds 81,559 MiB = 85.5·10⁹ bytes. Falls back to the size as sold (10⁹ bytes) without a figure."""
+        return self.memory_mib * MIB if self.memory_mib else self.memory_gb * GB
 
     @property
     def bandwidth_bytes(self) -> float:

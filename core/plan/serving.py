@@ -1,15 +1,17 @@
 """Serving time and money: prefill and decode time on a GPU, a workload's model copies and bill, build vs buy.
 
-A roofline model, vectorised over batch size and context (numpy):
-- prefill of P tokens: FLOPs = 2 · N_active · P + the causal attention term (QKᵀ and ·V over P²/2 pairs per layer), at
-  the GPU's peak for the compute type × MFU, never faster than reading the weights once (bandwidth × MBU);
-- every forward pass (a prefill, a decode step) also pays a fixed cost per layer: kernel launches and synchronisation;
-- decode step at batch B: bytes = the weights the step reads (a mixture of experts reads only the experts its B · k
-  routings touch, E · (1 − (1 − k/E)^B) per layer) + every running sequence's KV; time = max(bytes / (bandwidth × MBU),
-  FLOPs / (peak × MFU)) + tensor-parallel communication (two all-reduces per layer of the step's activations);
-- everything per GPU of one model copy (TP GPUs share weights, heads and FLOPs).
-Its efficiencies are fitted on published measurements (core.plan.calibration): its speed is an estimate, not a bound;
-costs built on it are the best case for the load (full batches, no queueing, no idle copies).
+A roofline model by parts, vectorised over batch size and context (numpy). Every forward pass (a prefill, a decode
+step, a mixed step of decode tokens and a prompt chunk) costs the sum of:
+- weights against matmul FLOPs, their own roofline: max(weight bytes read / (bandwidth × MBU), 2 · N_active · tokens /
+  (peak × MFU)); a mixture of experts reads only the experts its routings touch per layer, E · (1 − (1 − k/E)^n);
+- KV read against attention FLOPs, their own roofline: max(KV bytes the step's queries read / (bandwidth × MBU),
+  attention FLOPs / (peak × MFU)); summed, not one max over the whole step, so a large batch's KV read no longer hides
+  under the weight matmuls;
+- tensor-parallel collectives: two ring all-reduces per layer of the step's activations, each a latency plus
+  2 · (TP − 1)/TP of its bytes over the link at the link's efficiency (NVLink-class fabrics and PCIe apart);
+- a fixed cost per layer: kernel launches and synchronisation.
+Everything per GPU of one model copy (TP GPUs share weights, heads and FLOPs). Its efficiencies are fitted on published
+measurements (core.plan.calibration): its speed is an estimate, not a bound.
 """
 
 from __future__ import annotations
@@ -32,16 +34,32 @@ SECONDS_PER_HOUR = 3600.0
 # --------------------------------------------------------------------------------------------------- the model
 @dataclass(frozen=True)
 class Efficiency:
-    """What real engines reach: model FLOPs utilisation and model bandwidth utilisation (shares of the GPU's peaks),
-    and a fixed cost per layer of every forward pass (kernel launches, synchronisation), in seconds."""
+    """What real engines reach: model FLOPs utilisation and model bandwidth utilisation (shares of the GPU's peaks), a
+    fixed cost per layer of every forward pass (kernel launches, synchronisation), in seconds, and the all-reduce's
+    share of the link's peak and its latency, for NVLink-class fabrics and for PCIe."""
 
     mfu: float
     mbu: float
     layer_overhead_s: float = 0.0
+    nvlink_efficiency: float = 1.0
+    pcie_efficiency: float = 1.0
+    nvlink_latency_s: float = 0.0
+    pcie_latency_s: float = 0.0
 
     def overhead(self, config: ModelConfig) -> float:
         """The fixed cost of one forward pass of this model."""
         return self.layer_overhead_s * config.n_layers
+
+    def link(self, gpu: kv.Gpu) -> tuple[float, float]:
+        """(share of the link's peak, seconds of latency) one all-reduce gets on this GPU's link."""
+        if is_pcie(gpu):
+            return self.pcie_efficiency, self.pcie_latency_s
+        return self.nvlink_efficiency, self.nvlink_latency_s
+
+
+def is_pcie(gpu: kv.Gpu) -> bool:
+    """GPUs that talk over PCIe (no NVLink or Infinity Fabric between them)."""
+    return gpu.link.startswith("PCIe")
 
 
 @dataclass(frozen=True)
@@ -99,25 +117,34 @@ def _attention_width(config: ModelConfig) -> int:
     return 2 * config.head_dim
 
 
-def attention_flops_per_token(config: ModelConfig, context: np.ndarray | float) -> np.ndarray:
-    """FLOPs of one new token attending to `context` earlier tokens over all layers (sliding layers capped at W)."""
+def held_layer_tokens(config: ModelConfig, context: np.ndarray | float) -> np.ndarray:
+    """Cached (layer, token) pairs one query attends to at `context`: full layers hold T, sliding layers min(T, W)."""
     t = np.asarray(context, dtype=np.float64)
-    per_layer = 2.0 * config.n_heads * _attention_width(config)
     held = config.full_layers * t
     if config.sliding_layers:
         held = held + config.sliding_layers * np.minimum(t, config.sliding_window)
-    return per_layer * held
+    return held
+
+
+def attention_flops_per_token(config: ModelConfig, context: np.ndarray | float) -> np.ndarray:
+    """FLOPs of one new token attending to `context` earlier tokens over all layers (sliding layers capped at W)."""
+    return 2.0 * config.n_heads * _attention_width(config) * held_layer_tokens(config, context)
+
+
+def causal_pairs(config: ModelConfig, prompt: np.ndarray | float) -> np.ndarray:
+    """(layer, query, key) pairs of a causal prefill of P tokens: P²/2 per full layer, window-capped on sliding ones."""
+    p = np.asarray(prompt, dtype=np.float64)
+    pairs = config.full_layers * p**2 / 2
+    if config.sliding_layers:
+        w = float(config.sliding_window)
+        pairs = pairs + config.sliding_layers * np.where(p <= w, p**2 / 2, w**2 / 2 + (p - w) * w)
+    return pairs
 
 
 def prefill_flops(config: ModelConfig, prompt: np.ndarray | float) -> np.ndarray:
     """FLOPs of one prompt of P tokens: 2 · N_active · P + attention over P²/2 causal pairs per layer."""
     p = np.asarray(prompt, dtype=np.float64)
-    per_layer = 2.0 * config.n_heads * _attention_width(config)
-    pairs = config.full_layers * p**2 / 2
-    if config.sliding_layers:
-        w = float(config.sliding_window)
-        pairs = pairs + config.sliding_layers * np.where(p <= w, p**2 / 2, w**2 / 2 + (p - w) * w)
-    return 2.0 * active_params(config) * p + per_layer * pairs
+    return 2.0 * active_params(config) * p + 2.0 * config.n_heads * _attention_width(config) * causal_pairs(config, p)
 
 
 def peak_flops(gpu: kv.Gpu, weight_bits: int) -> float:
@@ -126,16 +153,20 @@ def peak_flops(gpu: kv.Gpu, weight_bits: int) -> float:
     return tflops * 1e12
 
 
-def allreduce_seconds(gpu: kv.Gpu, tp: int, tokens: np.ndarray | float, d_model: int, layers: int) -> np.ndarray:
+def allreduce_seconds(
+    gpu: kv.Gpu, tp: int, tokens: np.ndarray | float, d_model: int, layers: int, eff: Efficiency | None = None
+) -> np.ndarray:
     """Tensor-parallel communication of one forward pass: two ring all-reduces per layer of tokens × d_model
-    activations, each moving 2 · (TP − 1)/TP of its bytes over every GPU's link (0 with one GPU)."""
+    activations, each a latency plus 2 · (TP − 1)/TP of its bytes over every GPU's link at the link's efficiency
+    (0 with one GPU; without `eff`, the link's peak and no latency)."""
     n = np.asarray(tokens, dtype=np.float64)
     if tp <= 1:
         return np.zeros_like(n)
     if not gpu.link_gb_s:
         raise ValueError(f"{gpu.name} has no GPU-to-GPU link bandwidth in the presets")
+    share, latency = eff.link(gpu) if eff else (1.0, 0.0)
     size = n * d_model * ACTIVATION_BYTES
-    return 2 * layers * (2 * (tp - 1) / tp) * size / (gpu.link_gb_s * 1e9)
+    return 2 * layers * (latency + (2 * (tp - 1) / tp) * size / (gpu.link_gb_s * 1e9 * share))
 
 
 @dataclass(frozen=True)
@@ -150,28 +181,41 @@ class Setup:
     eff: Efficiency
 
 
+def _kv_bytes_per_held(s: Setup) -> float:
+    """KV bytes per cached (layer, token) pair on one GPU."""
+    return kv.kv_values_per_token_layer(s.config, s.tp) * kv.element_bytes(s.kv_dtype)
+
+
+def _weights_part(s: Setup, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(memory, compute) seconds of the weight matmuls of a pass over `tokens` tokens on one GPU."""
+    read = weight_bytes_read(s.config, tokens, s.weight_bits) / s.tp
+    flops = 2.0 * active_params(s.config) * tokens / s.tp
+    return read / (s.gpu.bandwidth_bytes * s.eff.mbu), flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
+
+
 def prefill_seconds(s: Setup, prompt: np.ndarray | float, prompts: int = 1) -> np.ndarray:
-    """Time to prefill `prompts` prompts of P tokens together: compute at peak × MFU, never faster than one read of the
-    weights they touch at bandwidth × MBU, plus the all-reduces."""
+    """Time to prefill `prompts` prompts of P tokens together: the weights' roofline (compute at peak × MFU, never
+    faster than one read of the weights they touch) plus the attention's (compute-bound: nothing cached yet), the
+    all-reduces and the fixed cost."""
     p = np.asarray(prompt, dtype=np.float64)
-    flops = prompts * prefill_flops(s.config, p) / s.tp
-    read = weight_bytes_read(s.config, prompts * p, s.weight_bits) / s.tp
-    compute = flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
-    memory = read / (s.gpu.bandwidth_bytes * s.eff.mbu)
-    comm = allreduce_seconds(s.gpu, s.tp, prompts * p, s.config.d_model, s.config.n_layers)
-    return np.maximum(compute, memory) + comm + s.eff.overhead(s.config)
+    memory, compute = _weights_part(s, prompts * p)
+    attention = prompts * (prefill_flops(s.config, p) - 2.0 * active_params(s.config) * p) / s.tp
+    attention_s = attention / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
+    comm = allreduce_seconds(s.gpu, s.tp, prompts * p, s.config.d_model, s.config.n_layers, s.eff)
+    return np.maximum(compute, memory) + attention_s + comm + s.eff.overhead(s.config)
 
 
 def prefill_compute_seconds(s: Setup, prompt: np.ndarray | float) -> np.ndarray:
     """GPU time one prompt adds when its prefill rides along with decode steps (which already read the weights)."""
     flops = prefill_flops(s.config, prompt) / s.tp
-    comm = allreduce_seconds(s.gpu, s.tp, prompt, s.config.d_model, s.config.n_layers)
+    comm = allreduce_seconds(s.gpu, s.tp, prompt, s.config.d_model, s.config.n_layers, s.eff)
     return flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu) + comm
 
 
 @dataclass(frozen=True)
 class Step:
-    """One decode step per batch size: seconds, and its memory, compute, communication and fixed parts."""
+    """One decode step per batch size: seconds, its memory and compute time (all bytes, all FLOPs), its communication
+    and fixed parts."""
 
     seconds: np.ndarray
     memory: np.ndarray
@@ -181,17 +225,18 @@ class Step:
 
 
 def decode_step(s: Setup, batch: np.ndarray | float, context: np.ndarray | float) -> Step:
-    """One decode step of `batch` sequences each holding `context` tokens (arrays broadcast together)."""
+    """One decode step of `batch` sequences each holding `context` tokens (arrays broadcast together): the weights'
+    roofline plus the KV read's roofline, the all-reduces and the fixed cost."""
     b = np.asarray(batch, dtype=np.float64)
-    t = np.asarray(context, dtype=np.float64)
-    kv_read = b * kv.kv_sweep(s.config, np.maximum(t, 1.0), s.kv_dtype, tp=s.tp)
-    read = weight_bytes_read(s.config, b, s.weight_bits) / s.tp + kv_read
-    flops = b * (2.0 * active_params(s.config) + attention_flops_per_token(s.config, t)) / s.tp
-    memory = read / (s.gpu.bandwidth_bytes * s.eff.mbu)
-    compute = flops / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
-    comm = allreduce_seconds(s.gpu, s.tp, b, s.config.d_model, s.config.n_layers)
+    t = np.maximum(np.asarray(context, dtype=np.float64), 1.0)
+    weights_memory, weights_compute = _weights_part(s, b)
+    bandwidth = s.gpu.bandwidth_bytes * s.eff.mbu
+    kv_memory = b * held_layer_tokens(s.config, t) * _kv_bytes_per_held(s) / bandwidth
+    kv_compute = b * attention_flops_per_token(s.config, t) / s.tp / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
+    comm = allreduce_seconds(s.gpu, s.tp, b, s.config.d_model, s.config.n_layers, s.eff)
     fixed = s.eff.overhead(s.config)
-    return Step(np.maximum(memory, compute) + comm + fixed, memory, compute, comm, fixed)
+    seconds = np.maximum(weights_memory, weights_compute) + np.maximum(kv_memory, kv_compute) + comm + fixed
+    return Step(seconds, weights_memory + kv_memory, weights_compute + kv_compute, comm, fixed)
 
 
 def generation_seconds(s: Setup, batch: int, prompt: int, output: int) -> float:
@@ -199,6 +244,60 @@ def generation_seconds(s: Setup, batch: int, prompt: int, output: int) -> float:
     context grows from P to P + output − 1."""
     steps = decode_step(s, batch, prompt + np.arange(1, max(output, 1))).seconds
     return float(prefill_seconds(s, prompt, batch)[()] + steps.sum())
+
+
+class StepModel:
+    """The same time model for one mixed engine step at a time, in plain floats (the traffic simulator calls it once
+    per step): `n_decode` decode tokens whose queries read `decode_held` cached (layer, token) pairs in all, plus a
+    prompt chunk of `n_prefill` tokens whose queries read `prefill_held` cached pairs and form `prefill_pairs` new
+    causal pairs."""
+
+    def __init__(self, s: Setup) -> None:
+        w = weights(s.config)
+        self.setup = s
+        self._always = w.always * s.weight_bits / 8 / s.tp
+        self._expert = w.expert * w.moe_layers * s.weight_bits / 8 / s.tp
+        self._n_experts, self._keep = float(w.n_experts), (1.0 - w.per_token / w.n_experts) if w.n_experts else 0.0
+        self._bandwidth = s.gpu.bandwidth_bytes * s.eff.mbu
+        self._peak = peak_flops(s.gpu, s.weight_bits) * s.eff.mfu
+        self._matmul = 2.0 * active_params(s.config) / s.tp
+        self._attention = 2.0 * s.config.n_heads * _attention_width(s.config) / s.tp
+        self._kv = _kv_bytes_per_held(s)
+        self._fixed = s.eff.overhead(s.config)
+        share, latency = s.eff.link(s.gpu) if s.tp > 1 else (1.0, 0.0)
+        layers = 2 * s.config.n_layers
+        self._comm_fixed = layers * latency if s.tp > 1 else 0.0
+        self._comm_token = (
+            layers * (2 * (s.tp - 1) / s.tp) * s.config.d_model * ACTIVATION_BYTES / (s.gpu.link_gb_s * 1e9 * share)
+            if s.tp > 1
+            else 0.0
+        )
+
+    def seconds(
+        self, n_decode: float, decode_held: float, n_prefill: float = 0.0, prefill_held: float = 0.0, pairs: float = 0.0
+    ) -> float:
+        """Seconds of one step (0 tokens: 0)."""
+        tokens = n_decode + n_prefill
+        if tokens <= 0:
+            return 0.0
+        read = self._always
+        if self._n_experts:
+            read += self._expert * self._n_experts * (1.0 - self._keep**tokens)
+        weights_s = max(read / self._bandwidth, self._matmul * tokens / self._peak)
+        kv_s = max(
+            (decode_held + prefill_held) * self._kv / self._bandwidth,
+            self._attention * (decode_held + pairs) / self._peak,
+        )
+        return weights_s + kv_s + self._comm_fixed + self._comm_token * tokens + self._fixed
+
+    def seconds_many(self, n_decode: int, decode_held: np.ndarray) -> np.ndarray:
+        """Seconds of a run of pure decode steps of `n_decode` tokens each, one per entry of `decode_held`."""
+        read = self._always
+        if self._n_experts:
+            read += self._expert * self._n_experts * (1.0 - self._keep**n_decode)
+        weights_s = max(read / self._bandwidth, self._matmul * n_decode / self._peak)
+        kv_s = np.maximum(decode_held * self._kv / self._bandwidth, self._attention * decode_held / self._peak)
+        return weights_s + kv_s + self._comm_fixed + self._comm_token * n_decode + self._fixed
 
 
 # --------------------------------------------------------------------------------------------------- presets
@@ -210,10 +309,18 @@ def _asset(name: str) -> dict:
 
 @cache
 def default_efficiency() -> Efficiency:
-    """The MFU, MBU and per-layer overhead the page starts from: fitted on the published measurements (stored in
-    assets/gpu_presets.json, checked against the fit by the tests)."""
+    """The MFU, MBU and per-layer overhead the page starts from, fitted on the published measurements, and the links'
+    efficiencies and latencies (stored in assets/gpu_presets.json, checked against the fit by the tests)."""
     d = kv.defaults()
-    return Efficiency(float(d["mfu"]), float(d["bandwidth_efficiency"]), float(d["layer_overhead_us"]) * 1e-6)
+    return Efficiency(
+        float(d["mfu"]),
+        float(d["bandwidth_efficiency"]),
+        float(d["layer_overhead_us"]) * 1e-6,
+        nvlink_efficiency=float(d["nvlink_efficiency"]),
+        pcie_efficiency=float(d["pcie_efficiency"]),
+        nvlink_latency_s=float(d["nvlink_latency_us"]) * 1e-6,
+        pcie_latency_s=float(d["pcie_latency_us"]) * 1e-6,
+    )
 
 
 # --------------------------------------------------------------------------------------------------- workload

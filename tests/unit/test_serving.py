@@ -57,9 +57,10 @@ def test_prefill_by_hand_is_compute_bound_and_never_faster_than_one_weight_read(
     flops = 2 * (LLAMA_8B_PARAMS - LLAMA_EMBEDDING) * p + 2 * 32 * 256 * 32 * p**2 / 2
     assert float(sv.prefill_flops(P["llama-3.1-8b"], p)) == pytest.approx(flops, rel=1e-12)
     assert float(sv.prefill_seconds(setup("llama-3.1-8b"), p)) == pytest.approx(flops / (989e12 * 0.5), rel=1e-12)
-    # a 4-token prompt is bound by reading the weights once
+    # a 4-token prompt's matmuls are bound by reading the weights once; its attention is its own (compute) roofline
     weights = (LLAMA_8B_PARAMS - LLAMA_EMBEDDING) * 2
-    assert float(sv.prefill_seconds(setup("llama-3.1-8b"), 4)) == pytest.approx(weights / (3.35e12 * 0.8))
+    attention = 2 * 32 * 256 * 32 * 4**2 / 2 / (989e12 * 0.5)
+    assert float(sv.prefill_seconds(setup("llama-3.1-8b"), 4)) == pytest.approx(weights / (3.35e12 * 0.8) + attention)
 
 
 def test_tp_all_reduce_by_hand():
@@ -161,3 +162,35 @@ def test_deepseek_v3_at_16_users_reads_well_under_half_its_experts():
     assert float(sv.weight_bytes_read(config, 16, 8)) < 0.5 * full
     step = kv.decode_seconds(config, kv.Deployment(gpu=kv.gpus()["h200-sxm"], tp=8, context=4096), np.array([16, 64]))
     assert step[0] < step[1]
+
+
+def test_all_reduce_pays_a_latency_and_the_links_efficiency_pcie_apart_from_nvlink():
+    eff = sv.Efficiency(
+        0.5, 0.8, 0.0, nvlink_efficiency=0.5, pcie_efficiency=0.25, nvlink_latency_s=1e-5, pcie_latency_s=4e-5
+    )
+    size = 8 * 8192 * 2
+    nvlink = 2 * 80 * (1e-5 + (2 * 3 / 4) * size / (450e9 * 0.5))
+    assert float(sv.allreduce_seconds(H100, 4, 8, 8192, 80, eff)) == pytest.approx(nvlink, rel=1e-12)
+    l40s = kv.gpus()["l40s"]
+    pcie = 2 * 80 * (4e-5 + (2 * 3 / 4) * size / (32e9 * 0.25))
+    assert sv.is_pcie(l40s) and not sv.is_pcie(H100)
+    assert float(sv.allreduce_seconds(l40s, 4, 8, 8192, 80, eff)) == pytest.approx(pcie, rel=1e-12)
+
+
+def test_kv_read_no_longer_hides_under_the_weight_matmuls():
+    # a compute-bound large batch: the step is the matmuls' time plus the KV read's, not the larger of the two
+    s = setup("llama-3.1-8b", bits=8)
+    step = sv.decode_step(s, 512, 4096)
+    w_mem, w_compute = (float(x) for x in sv._weights_part(s, np.float64(512)))
+    kv_read = 512 * 32 * 4096 * 2 * 8 * 128 * 2 / (3.35e12 * 0.8)
+    assert w_compute > w_mem
+    assert float(step.seconds) == pytest.approx(w_compute + kv_read, rel=1e-9)
+
+
+def test_step_model_matches_the_vectorised_prefill_and_decode():
+    s = setup("mixtral-8x7b", tp=2, eff=sv.default_efficiency())
+    model = sv.StepModel(s)
+    held = float(sv.held_layer_tokens(s.config, 1500))
+    assert model.seconds(8, 8 * held) == pytest.approx(float(sv.decode_step(s, 8, 1500).seconds), rel=1e-9)
+    pairs = float(sv.causal_pairs(s.config, 3000))
+    assert model.seconds(0, 0, 3000, 0, pairs) == pytest.approx(float(sv.prefill_seconds(s, 3000)), rel=1e-9)

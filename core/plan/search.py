@@ -104,7 +104,7 @@ class Candidate:
     @property
     def cost_range(self) -> tuple[float, float]:
         """Monthly bill if throughput were at the calibration's 25th and at its 75th percentile error."""
-        per_copy = self.tp * self.price * self.hours
+        per_copy = self.monthly_cost / self.copies  # the bill's own arithmetic, so an unchanged count is the bill
         return self.copies_band[0] * per_copy, self.copies_band[1] * per_copy
 
     @property

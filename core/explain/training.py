@@ -290,7 +290,9 @@ def discarded_table(steps: int = RECIPE.steps) -> tuple[list[RunRow], list[Model
         early = EARLY[1] if run.name == EARLY[0] and EARLY[1] < steps else None
         for step, model in reversed(train_discarded(run, steps, early)):
             name, label = (
-                (run.name, run.label) if step == steps else (f"{run.name}, step {step}", f"run {run.name} early")
+                (run.name, run.label)
+                if step == steps
+                else (f"{run.name}, step {step}", f"run {run.name} after {step:,} of its {steps:,} steps")
             )
             rows.append(evaluate(model, name, label, step))
             models.append(model)

@@ -16,6 +16,7 @@ from ui import cnn_vs_head as cnn
 from ui import kv_cost_state as cost
 from ui import qkv_walkthrough as qkv
 from ui import trace_steps as trace
+from ui.how_it_learned.state import SECTIONS as LEARNED_SECTIONS
 from ui.navigation import ROOT
 
 RECIPE = ROOT / "js" / "plotly-bundle"
@@ -46,6 +47,7 @@ OPEN = [
     *(("pages/qkv_walkthrough.py", {"qkv_step": step}) for step in qkv.STEPS),
     *(("pages/cnn_vs_head.py", {"view": view}) for view in cnn.STEPS),
     *(("pages/two_layer_trace.py", {"trace_view": view}) for view in trace.VIEWS),
+    *(("pages/how_it_learned.py", {"learned_section": section}) for section in LEARNED_SECTIONS),
     *(("pages/ablation_lab.py", {"view": view}) for view in lab.TABS),
     *(("pages/kv_cost.py", {"view": view}) for view in cost.VIEWS),
 ]

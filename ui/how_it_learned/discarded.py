@@ -47,8 +47,10 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
     types = discarded_types()
     repeats = [t for t in types if is_repeat(t)]
     held = [t.text for t in repeats if t.held_out]
+    st.container(border=True, key="learned-primer-quote").markdown(
+        f"**The primer reports a rule its model never learned (§6):** “{PRIMER_QUOTE}”"
+    )
     st.markdown(
-        "The primer reports a rule its model never learned (§6), in its own words:\n\n> " + PRIMER_QUOTE + "\n\n"
         f"We rebuilt that world: the shipped world's {len(types) - len(repeats)} sentence types plus "
         f"{len(repeats)} where the subject carries an adjective that the answer repeats (*the big cat is big*). "
         f"{len(held)} of those are {link('held-out', 'held out')} of training: "
@@ -143,7 +145,7 @@ def lesson(rows: tuple[RunRow, ...]) -> None:
             f"the repeat was right on {early.repeat_trained:.3f} of trained and {early.repeat_held_out:.3f} of "
             "held-out types"
         )
-    st.markdown(
-        f"> “{LESSON}”\n>\n> — the primer, §6\n\n{here}. Only the metric that scores the repeat could tell whether "
+    st.container(border=True, key="learned-lesson").markdown(
+        f"#### “{LESSON}”\n\n— the primer, §6\n\n{here}. Only the metric that scores the repeat could tell whether "
         "the repeat was learnt."
     )

@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.explain.checkpoints import CHECKPOINTS, LIVE_SOURCE, Replay, checkpoint_steps, replay_from, shipped_replay
-from ui.how_it_learned.state import LIVE, STEP
+from ui.how_it_learned.state import LIVE
 
 
 def torch_available() -> bool:
@@ -22,7 +22,8 @@ def torch_available() -> bool:
 
 
 def _retrain() -> None:
-    """Run the recipe with a progress bar; keep the new replay for this session and show it from its last step."""
+    """Run the recipe with a progress bar and keep the new replay for this session (the slider keeps its step: the
+    live run keeps the same checkpoint steps)."""
     from core.explain import training  # imports torch: only here, on demand
 
     bar = st.progress(0.0, text="Training the 736-parameter model…")
@@ -34,7 +35,6 @@ def _retrain() -> None:
     run = training.run_training(training.MAIN_SEED, snapshots=checkpoint_steps(training.RECIPE.steps), on_step=tick)
     bar.progress(1.0, text="Computing the checkpoints' metrics…")
     st.session_state[LIVE] = replay_from(run.snapshots, run.model, LIVE_SOURCE)
-    st.session_state[STEP] = int(training.RECIPE.steps)
     st.rerun()
 
 

@@ -91,12 +91,13 @@ class RunConfig:
 WIDE = Config(vocab_size=20, d_model=12, n_heads=2, d_head=6, n_layers=2, d_ff=24)
 WIDER = Config(vocab_size=20, d_model=16, n_heads=4, d_head=4, n_layers=2, d_ff=64)
 RUNS = (
-    RunConfig("A", "primer shape, seed 0, learning rate 0.03 (the shipped recipe)", 0, 0.03, PRIMER_CONFIG),
-    RunConfig("B", "primer shape, seed 1, learning rate 0.01", 1, 0.01, PRIMER_CONFIG),
-    RunConfig("C", "wider: d_model 12, 2 heads of 6, d_ff 24, seed 0, learning rate 0.03", 0, 0.03, WIDE),
-    RunConfig("D", "wider still: d_model 16, 4 heads of 4, d_ff 64, seed 2, learning rate 0.01", 2, 0.01, WIDER),
+    RunConfig("A", "primer's shape, seed 0, lr 0.03 (the shipped recipe)", 0, 0.03, PRIMER_CONFIG),
+    RunConfig("B", "primer's shape, seed 1, lr 0.01", 1, 0.01, PRIMER_CONFIG),
+    RunConfig("C", "d_model 12, 2 heads of 6, d_ff 24, seed 0, lr 0.03", 0, 0.03, WIDE),
+    RunConfig("D", "d_model 16, 4 heads of 4, d_ff 64, seed 2, lr 0.01", 2, 0.01, WIDER),
 )
 EARLY = ("A", 200)  # the early checkpoint: run A after 200 of its 2,000 steps
+# "lr" in a label is the learning rate (the peak of the warm-up and cosine schedule)
 
 
 @dataclass(frozen=True)

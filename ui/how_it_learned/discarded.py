@@ -62,15 +62,14 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
     )
     chart(figures.discarded_bars(rows), key="learned-discarded", alt="Class metric and repeat accuracy per run")
     n_trained = sum(not t.held_out for t in repeats)
-    share = ["class metric", f"repeat, trained ({n_trained})", f"repeat, held out ({len(held)})", "first adjective"]
+    share = ["class metric", f"repeat: trained ({n_trained})", f"repeat: held out ({len(held)})", "first adjective"]
     static_table(
-        ["run", "configuration", "parameters", "step", *share],
+        ["run", "configuration", "parameters", *share],
         [
             (
                 r.name,
                 r.label,
                 r.n_params,
-                r.step,
                 r.class_metric,
                 r.repeat_trained,
                 r.repeat_held_out,
@@ -81,7 +80,7 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
         label="Runs of the discarded world",
         formats=dict.fromkeys(share, _three),
         footnote=f"Each run: {runs.steps:,} steps of the shipped recipe (AdamW, warm-up then cosine) on the "
-        "discarded world's training types; seeds, learning rates and sizes as listed. “first adjective”: share of "
+        "discarded world's training types; seeds, learning rates (lr) and sizes as listed. “first adjective”: share of "
         "the repeat types answered with the class's first adjective (big, red). Deterministic: python -m "
         "core.training --discarded-world rewrites assets/model/discarded_world.json.",
         download=("the discarded world's runs", "learned-discarded"),

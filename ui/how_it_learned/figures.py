@@ -54,14 +54,16 @@ def _layout(title: str, height: int, **extra: object) -> dict:
     }
 
 
-def _marks(step: int, rule: int | None) -> tuple[list[dict], list[dict]]:
+def _marks(step: int, rule: int | None, last: int) -> tuple[list[dict], list[dict]]:
     """The shown step (solid, labelled at the bottom) and the rule's first step (dashed, labelled at the top)."""
     shapes, notes = [], []
+    low, high = np.log10(ZERO_AT), np.log10(last)
     for at, colour, dash, text, top in (
         (step, STEP_COLOUR, "solid", f"step {step:,}", False),
         *(((rule, RULE_COLOUR, "dash", f"rule holds: step {rule:,}", True),) if rule is not None else ()),
     ):
         x = log_x([at])[0]
+        right = (np.log10(x) - low) / (high - low) > 0.5  # a label past the middle reads leftwards, inside the plot
         shapes.append(
             {
                 "type": "line",
@@ -82,9 +84,9 @@ def _marks(step: int, rule: int | None) -> tuple[list[dict], list[dict]]:
                 "yref": "paper",
                 "text": text,
                 "showarrow": False,
-                "xanchor": "left" if x < 300 else "right",
+                "xanchor": "right" if right else "left",
                 "yanchor": "bottom",
-                "xshift": 4 if x < 300 else -4,
+                "xshift": -4 if right else 4,
                 "bgcolor": "rgba(255,255,255,0.85)",
                 "font": {"color": colour},
             }
@@ -119,7 +121,7 @@ def curves(replay: Replay, names: tuple[tuple[str, str], ...], index: int, title
         "marker": {"size": 11, "color": STEP_COLOUR, "symbol": "circle-open", "line": {"width": 2}},
         "hoverinfo": "skip",
     }
-    shapes, notes = _marks(int(replay.steps[index]), replay.emergence[0])
+    shapes, notes = _marks(int(replay.steps[index]), replay.emergence[0], int(replay.steps[-1]))
     ranged = {"range": [-0.05, 1.08]} if all(name != "loss" for name, _ in names) else {"rangemode": "tozero"}
     spec = _layout(
         title,

@@ -163,7 +163,8 @@ def replay_step(replay: Replay, lead: DeltaGenerator) -> None:
         else f"At step {step:,} the loss is {values['loss']:.3f}; no checkpoint answers every held-out copula type.",
         "The loss is what training lowers; the rule is what we wanted. They move at different times: the loss falls "
         "steadily while the rule appears in a jump, so a loss curve alone would not say when the model learnt it. "
-        "Bigram top-1 stops near 0.7 because the world leaves several next words open (after *the*, any noun).",
+        f"Bigram top-1 ends at {replay.values['bigram_top1'][-1]:.3f}, not 1, because the world leaves several next "
+        "words open (after *the*, any noun).",
     )
     c, d = st.columns(2)
     with c:
@@ -210,15 +211,15 @@ def heads(replay: Replay, index: int) -> None:
                     alt=f"Attention weights of layer {layer + 1}, head {head + 1} at step {int(replay.steps[index]):,}",
                 )
     last = figures.patterns(replay, index, tokens)[:, :, -1, :]
+    start = figures.patterns(replay, 0, tokens)[:, :, -1, :]
     focus = [(layer, head, int(last[layer, head].argmax())) for layer, head in pairs]
     explain(
         f"Rows are the reading word, columns the word read; each row sums to 1. At this step the last word, "
         f"*{tokens[-1]}*, reads most from: "
         + "; ".join(f"layer {la + 1}, head {he + 1}: *{tokens[k]}* {last[la, he, k]:.2f}" for la, he, k in focus)
-        + ".",
-        "At step 0 the heads spread their attention almost evenly: nothing has been learnt about where to look. "
-        "Play the training and watch each head settle on its own pattern; the ablation lab tests which of them the "
-        "answers depend on.",
+        + f". At step 0 its largest weight in any head was {start.max():.2f}; at this step it is {last.max():.2f}.",
+        "Where each head looks is learnt like everything else: play the training and watch each pattern form. A "
+        "bright cell shows where a head looks, not that the answer depends on it; the ablation lab tests that.",
     )
 
 

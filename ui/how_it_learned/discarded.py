@@ -64,16 +64,16 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
     n_trained = sum(not t.held_out for t in repeats)
     share = ["class metric", f"repeat: trained ({n_trained})", f"repeat: held out ({len(held)})", "first adjective"]
     static_table(
-        ["run", "configuration", "parameters", *share],
+        ["run", "parameters", *share, "configuration"],  # the figures first: on a narrow screen the text scrolls
         [
             (
                 r.name,
-                r.label,
                 r.n_params,
                 r.class_metric,
                 r.repeat_trained,
                 r.repeat_held_out,
                 r.first_adjective,
+                r.label,
             )
             for r in rows
         ],

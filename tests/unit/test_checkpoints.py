@@ -96,3 +96,9 @@ def test_retraining_gives_the_same_checkpoints_bit_for_bit(replay):
     for (step, weights), kept in zip(run.snapshots, replay.weights, strict=True):
         for name, value in weights.items():
             assert np.array_equal(value, kept[name]), (step, name)
+
+
+def test_writing_the_replay_again_gives_the_shipped_file_byte_for_byte(replay, tmp_path):
+    doc = json.loads(cp.CHECKPOINTS.read_text(encoding="utf-8"))
+    written = cp.save(replay, doc["seed"], doc["steps"], tmp_path / "checkpoints.json")
+    assert written.read_bytes() == cp.CHECKPOINTS.read_bytes()

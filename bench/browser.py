@@ -144,6 +144,9 @@ CONTROLS = (
     Control(_spec("pages/cnn_vs_head.py"), "window slider", "", "select_slider", _slider("win")),
     Control(_spec("pages/qkv_walkthrough.py"), "step", "", "select_slider", _slider("qkv_step")),
     Control(_spec("pages/two_layer_trace.py"), "shape-table step", "", "radio", _radio("trace_step", 2)),
+    Control(
+        _spec("pages/how_it_learned.py"), "training step", "?learned_step=118", "select_slider", _slider("learned_step")
+    ),
     # The collateral tab's chart adds the reader's head subset beside the single heads: the chart the toggle feeds.
     Control(
         _spec("pages/ablation_lab.py"), "head toggle", f"?view={quote(COLLATERAL_TAB)}", "pills", _pill("heads", 1)

@@ -38,6 +38,11 @@ SCENARIOS = (
     ),
     ("pages/ablation_lab.py", {"heads": "L2H1"}, ["layer 1, head 2", "layer 2, head 2", "layer 1, head 2"] * 2),
     ("pages/two_layer_trace.py", {"trace_prompt": "<BOS> the cat"}, ["is", "big", "Remove last", "Remove last", "on"]),
+    (
+        "pages/how_it_learned.py",
+        {"learned_step": "118"},
+        ["Play the training", "Pause", "② Eight siblings", "③ The rule it could not learn", "① Replay"],
+    ),
     ("pages/qkv_walkthrough.py", {"qkv_section": "Read-out"}, ["Scale by √d_k", "Causal mask"] * 2 + ["Scale by √d_k"]),
 )
 

@@ -13,6 +13,7 @@ import numpy as np
 import streamlit as st
 
 from core.explain import experiments as ex
+from core.explain.checkpoints import LIVE_SOURCE, Replay
 from core.explain.conv import ConvTrace
 from core.explain.trace_views import primer_section6
 from core.explain.transformer import forward
@@ -38,6 +39,7 @@ WORDS = {
         "zero-mean-ablation",
         "activation-patching",
     ),
+    "how_it_learned": ("embedding", "attention-head", "held-out", "copula-slot", "bigram-slot", "class-mass"),
     "kv_cost": (
         "kv-cache",
         "gqa",
@@ -114,6 +116,24 @@ def ablation(setting_name: str, removed: tuple, off: bool, sweep: object) -> str
     beside = f" · primer's model {printed:.2f}" if printed is not None else " (the primer printed no figure for this)"
     full = reading.rule_accuracy.trained
     return f"With **{setting_name}**, {measure}: ours {ours:.2f}{beside}; the full model scores {full:.2f}."
+
+
+def how_it_learned(replay: Replay, index: int) -> str:
+    """How it learned: the run in one sentence (loss, when the rule appears) and the shown checkpoint's answers."""
+    values, step = replay.values, int(replay.steps[index])
+    first, _ = replay.emergence
+    rule = (
+        f"the copula rule first holds on every held-out type at step {first:,}"
+        if first is not None
+        else "the copula rule never holds on every held-out type"
+    )
+    source = "retrained live in this session" if replay.source == LIVE_SOURCE else "replayed from its checkpoints"
+    return (
+        f"**Training is the search for weights that put every word in the right place.** Our model's "
+        f"{int(replay.steps[-1]):,} steps ({source}) took the loss from {values['loss'][0]:.3f} to "
+        f"{values['loss'][-1]:.3f}, and {rule}. At step {step:,}: P(on | the cat sat) {values['p_on'][index]:.3f}, "
+        f"class mass after *the cat is* {values['class_mass'][index]:.3f}."
+    )
 
 
 def kv_cost(config: ModelConfig, deployment: kv.Deployment, plan: kv.Plan) -> str:

@@ -1,9 +1,11 @@
 """Train the primer's 736-parameter Transformer on the toy world with torch (the ONLY module that imports torch).
 
-`python -m core.training` retrains the shipped model and the seeded family on CPU in float64 with fixed seeds
-(deterministic: one thread, deterministic algorithms) and rewrites assets/model/. The torch module here is also the
-independent reference the numpy engine is tested against: it uses torch's own layer_norm, gelu (erf) and
-scaled_dot_product_attention, and takes the same `Intervention` the engine takes.
+`python -m core.training` retrains the shipped model (keeping its replay checkpoints, assets/model/checkpoints.json)
+and the seeded family on CPU in float64 with fixed seeds (deterministic: one thread, deterministic algorithms) and
+rewrites assets/model/; `--discarded-world` trains the primer's discarded second rule instead
+(core.explain.discarded_world). The torch module here is also the independent reference the numpy engine is tested
+against: it uses torch's own layer_norm, gelu (erf) and scaled_dot_product_attention, and takes the same
+`Intervention` the engine takes.
 """
 
 from __future__ import annotations
@@ -11,14 +13,16 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from core.explain import weights
+from core.explain import checkpoints, discarded_world, weights
+from core.explain.discarded_world import EARLY, RUNS, RunConfig, RunRow, discarded_corpus, evaluate
 from core.explain.transformer import NO_INTERVENTION, PRIMER_CONFIG, Config, Intervention, Model, parameter_shapes
 from core.explain.transformer import sinusoidal_positions as _positions
 from core.explain.world import VOCABULARY, Corpus, corpus, corpus_hash, training_corpus
@@ -167,14 +171,36 @@ def _metrics(module: TorchTransformer, data: Corpus) -> dict[str, float]:
     }
 
 
-def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) -> tuple[Model, dict]:
-    """Train one model on the training types; returns the engine model and its training log."""
+@dataclass(frozen=True)
+class TrainingRun:
+    """One training run: the trained engine model, its log (every `log_every` steps) and the weights it had at each
+    requested snapshot step (float64 copies, in step order)."""
+
+    model: Model
+    log: dict[str, list]
+    snapshots: tuple[tuple[int, dict[str, np.ndarray]], ...]
+
+
+def run_training(
+    seed: int,
+    recipe: Recipe = RECIPE,
+    config: Config = PRIMER_CONFIG,
+    *,
+    data: Corpus | None = None,
+    evaluate: Corpus | None = None,
+    snapshots: Sequence[int] = (),
+    on_step: Callable[[int, int], None] | None = None,
+) -> TrainingRun:
+    """Train one model with the recipe on `data` (default: the world's 56 training types), logging the metrics on
+    `evaluate` (default: all 64 types) every `recipe.log_every` steps and keeping the weights at each step of
+    `snapshots`; `on_step(step, steps)` is called after every step (a progress bar). Keeping snapshots and calling
+    back read the weights only, so the trained weights are the same bit for bit with or without them."""
     torch.manual_seed(seed)
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
     start = time.perf_counter()
     module = TorchTransformer(config, _initial_params(config, seed, recipe.init_std))
-    ids, sentence, position, target = _slot_tensors(training_corpus())
+    ids, sentence, position, target = _slot_tensors(training_corpus() if data is None else data)
     optimiser = torch.optim.AdamW(module.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser,
@@ -186,8 +212,11 @@ def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) ->
     )
     log: dict[str, list] = {"step": [], "loss": [], "rule_accuracy_held_out": [], "copula_class_accuracy": []}
     log["bigram_top1"] = []
-    full = corpus()
+    full = corpus() if evaluate is None else evaluate
+    keep, kept = set(snapshots), []
     for step in range(recipe.steps + 1):
+        if step in keep:
+            kept.append((step, module.numpy_params()))
         logits = module(ids)[sentence, position]
         loss = F.cross_entropy(logits, target)
         if step % recipe.log_every == 0 or step == recipe.steps:
@@ -201,6 +230,8 @@ def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) ->
         loss.backward()
         optimiser.step()
         schedule.step()
+        if on_step is not None:
+            on_step(step + 1, recipe.steps)
     seconds = time.perf_counter() - start
     metadata = {
         "seed": seed,
@@ -215,6 +246,9 @@ def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) ->
         "loss": "mean cross-entropy over every next-token decision of the 56 training types",
         "torch": torch.__version__,
     }
+    if data is not None:
+        del metadata["corpus_hash"]  # the hash names the shipped world's training types
+        metadata["loss"] = f"mean cross-entropy over every next-token decision of the {len(data.types)} training types"
     model = Model(
         config=config,
         params=module.numpy_params(),
@@ -222,17 +256,79 @@ def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) ->
         prompt=("<BOS>", "the", "cat", "sat"),
         metadata=metadata,
     )
-    return model, log
+    return TrainingRun(model=model, log=log, snapshots=tuple(kept))
+
+
+def train(seed: int, recipe: Recipe = RECIPE, config: Config = PRIMER_CONFIG) -> tuple[Model, dict]:
+    """Train one model on the training types; returns the engine model and its training log."""
+    run = run_training(seed, recipe, config)
+    return run.model, run.log
+
+
+def train_discarded(run: RunConfig, steps: int = RECIPE.steps, early: int | None = None) -> list[tuple[int, Model]]:
+    """Train one configuration on the discarded world's training types (core.explain.discarded_world); returns the
+    final model and, when `early` is given, the model at that step first (as (step, model) pairs)."""
+    recipe = Recipe(steps=steps, learning_rate=run.learning_rate, log_every=steps)
+    result = run_training(
+        run.seed,
+        recipe,
+        run.config,
+        data=discarded_corpus(held_out=False),
+        evaluate=discarded_corpus(),
+        snapshots=() if early is None else (early,),
+    )
+    final = result.model
+    kept = [(step, Model(run.config, w, VOCABULARY, final.prompt)) for step, w in result.snapshots if step != steps]
+    return [*kept, (steps, final)]
+
+
+def discarded_table(steps: int = RECIPE.steps) -> tuple[list[RunRow], list[Model]]:
+    """Every run of the discarded world and its early checkpoint, scored by the engine, in the table's order (the
+    early checkpoint right after its run)."""
+    rows, models = [], []
+    for run in RUNS:
+        early = EARLY[1] if run.name == EARLY[0] and EARLY[1] < steps else None
+        for step, model in reversed(train_discarded(run, steps, early)):
+            name, label = (
+                (run.name, run.label)
+                if step == steps
+                else (f"{run.name}, step {step}", f"run {run.name} after {step:,} of its {steps:,} steps")
+            )
+            rows.append(evaluate(model, name, label, step))
+            models.append(model)
+    return rows, models
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """The retraining command: the shipped model, its replay checkpoints and the family; or the discarded world."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip-family", action="store_true", help="retrain only the shipped model")
+    parser.add_argument("--skip-family", action="store_true", help="retrain only the shipped model and its replay")
+    parser.add_argument(
+        "--discarded-world",
+        action="store_true",
+        help="train only the primer's discarded second rule (4 configurations + an early checkpoint) and write its "
+        "table, assets/model/discarded_world.json",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="with --discarded-world: write the table here instead")
     args = parser.parse_args(argv)
+    if args.discarded_world:
+        rows, models = discarded_table()
+        path = discarded_world.save(rows, models, RECIPE.steps, args.out or discarded_world.ASSET)
+        for row in rows:
+            print(
+                f"{row.name:<12} {row.n_params:>6} params: class metric {row.class_metric:.3f}, repeat trained "
+                f"{row.repeat_trained:.3f}, held out {row.repeat_held_out:.3f}"
+            )
+        print(f"-> {path}")
+        return
     seeds = [MAIN_SEED] if args.skip_family else [MAIN_SEED, *FAMILY_SEEDS]
     for seed in seeds:
-        model, log = train(seed)
+        run = run_training(seed, snapshots=checkpoints.checkpoint_steps(RECIPE.steps) if seed == MAIN_SEED else ())
+        model, log = run.model, run.log
         path = weights.save(model, log, family=seed != MAIN_SEED)
+        if seed == MAIN_SEED:
+            replay = checkpoints.replay_from(run.snapshots, model, checkpoints.CHECKPOINTS.name)
+            print(f"replay: {len(replay)} checkpoints -> {checkpoints.save(replay, seed, RECIPE.steps)}")
         print(
             f"seed {seed}: loss {model.metadata['final_loss']:.4f}, {model.metadata['training_seconds']} s, "
             f"held-out rule accuracy {log['rule_accuracy_held_out'][-1]:.2f} -> {path}"

@@ -166,9 +166,10 @@ def _continuations(types: tuple[SentenceType, ...]) -> tuple[dict, dict]:
     return after_prefix, after_token
 
 
-def build_corpus(types: tuple[SentenceType, ...]) -> Corpus:
-    """Pad the given sentence types into one batch and list their slots (allowed sets from the whole grammar)."""
-    after_prefix, after_token = _continuations(sentence_types())
+def build_corpus(types: tuple[SentenceType, ...], grammar: tuple[SentenceType, ...] | None = None) -> Corpus:
+    """Pad the given sentence types into one batch and list their slots (allowed sets from the whole grammar: this
+    world's 64 types, or `grammar`'s for another world such as core.explain.discarded_world's)."""
+    after_prefix, after_token = _continuations(sentence_types() if grammar is None else grammar)
     T = max(len(t.tokens) for t in types)
     ids = np.full((len(types), T), PAD, dtype=np.int64)
     lengths = np.array([len(t.tokens) for t in types], dtype=np.int64)

@@ -40,6 +40,7 @@ HOSTILE = (
     "x" * 10_000,
 )
 PAGES = {
+    "pages/how_it_learned.py": ["learned_step", "learned_prompt", "learned_section"],
     "pages/qkv_walkthrough.py": [
         "qkv_sentence",
         "qkv_scale",
@@ -171,6 +172,12 @@ def test_cnn_hostile_links(link):
 @given(links("pages/two_layer_trace.py"))
 def test_trace_hostile_links(link):
     check_page("pages/two_layer_trace.py", link)
+
+
+@SETTINGS
+@given(links("pages/how_it_learned.py"))
+def test_learned_hostile_links(link):
+    check_page("pages/how_it_learned.py", link)
 
 
 @SETTINGS

@@ -15,6 +15,7 @@ from ui.ablation_lab import state as lab
 from ui.cnn_vs_head import state as cnn
 from ui.elements import chart_element
 from ui.elements.navigation import ROOT
+from ui.how_it_learned.state import SECTIONS as LEARNED_SECTIONS
 from ui.qkv_walkthrough import state as qkv
 from ui.two_layer_trace import views as trace
 
@@ -46,6 +47,7 @@ OPEN = [
     *(("pages/qkv_walkthrough.py", {"qkv_step": step}) for step in qkv.STEPS),
     *(("pages/cnn_vs_head.py", {"view": view}) for view in cnn.STEPS),
     *(("pages/two_layer_trace.py", {"trace_view": view}) for view in trace.VIEWS),
+    *(("pages/how_it_learned.py", {"learned_section": section}) for section in LEARNED_SECTIONS),
     *(("pages/ablation_lab.py", {"view": view}) for view in lab.TABS),
     *(("pages/kv_cost.py", {"view": view}) for view in cost.VIEWS),
 ]

@@ -33,6 +33,7 @@ INTERACTIONS: dict[str, Callable[[object], None]] = {
     "cnn_vs_head": lambda page: _tab(page, "② Feature maps"),
     "qkv_walkthrough": lambda page: _tab(page, "Read-out"),
     "two_layer_trace": lambda page: page.get_by_test_id("stRadioOption").filter(has_text=STEP_WEIGHTS).click(),
+    "how_it_learned": lambda page: _tab(page, "③ The rule it could not learn"),
     "ablation_lab": lambda page: _tab(page, "③ All 16 subsets"),
     "kv_cost": lambda page: _tab(page, "Memory per GPU"),
     "glossary": lambda page: page.get_by_label("Find a term").fill("cache") or page.keyboard.press("Enter"),

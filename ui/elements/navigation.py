@@ -71,6 +71,14 @@ PAGES: tuple[PageSpec, ...] = (
         landmark="Two layers, every matrix",
     ),
     PageSpec(
+        script="pages/how_it_learned.py",
+        title="How it learned",
+        icon=":material/timeline:",
+        summary="The 736-parameter model's training replayed step by step, and the rule it could not learn: a metric "
+        "that reads 1.000 while the model is wrong.",
+        landmark="How the model learned, and what a metric missed",
+    ),
+    PageSpec(
         script="pages/ablation_lab.py",
         title="Ablation lab",
         icon=":material/science:",

@@ -29,6 +29,7 @@ from core.model_config import (
     ModelConfig,
     ParseReport,
     config_from_fields,
+    model_name,
     parse_config_text,
     presets,
 )
@@ -45,6 +46,9 @@ MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
+NAME_KEY = "model_name"  # the link's name of a custom model
+CUSTOM_NAME = "kv_custom_name"  # the custom model's name in the session
+YOUR_MODEL = "your model"  # a custom model's name when neither its file nor the link gives one
 MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
 OWN_MODEL_OPEN = "kv_own_model_open"
 OWN_MODEL_LABEL = "Your own model: upload or paste a Hugging Face config.json, or edit every size"
@@ -235,7 +239,7 @@ WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours")
 PRICE_KEYS = ("api_in", "api_out")
 
 
-def model_name(model_id: str) -> str:
+def model_label(model_id: str) -> str:
     """What the model selectors show (and the URL stores) for a preset id or 'custom'."""
     return "Custom (fields below)" if model_id == CUSTOM else presets()[model_id].name
 
@@ -266,8 +270,8 @@ def api_label(price_id: str) -> str:
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
-        "model": ([*presets(), CUSTOM], model_name),
-        "compare": (list(presets()), model_name),
+        "model": ([*presets(), CUSTOM], model_label),
+        "compare": (list(presets()), model_label),
         "kv_dtype": (list(kv.DTYPE_BYTES), str.upper),
         "w_bits": (list(kv.WEIGHT_BITS), bits_label),
         "gpu": (list(kv.gpus()), gpu_name),
@@ -282,16 +286,12 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
 
 
 # --------------------------------------------------------------------------------------------------- the link
-def _plain(text: object) -> str:
-    """A label reduced to lower-case letters and digits, so 'H200 SXM', 'h200-sxm' and 'h200_sxm' all match."""
-    return re.sub(r"[^0-9a-z]", "", str(text).lower())
-
-
 def match_choice(raw: str, options: Sequence, label: Callable[[object], str]) -> object | None:
-    """The option a URL value names: by its label ('8-bit', 'FP8', 'H200 SXM') or its plain id ('8', 'fp8')."""
-    wanted = _plain(raw)
+    """The option a URL value names exactly: its label ('8-bit', 'FP8', 'H200 SXM') or its id ('8', 'fp8',
+    'h200-sxm'), in any case; anything else (1.6, 3-2, -1, h200_sxm) names no option and is refused, never reshaped."""
+    wanted = raw.strip().casefold()
     for option in options:
-        if wanted and wanted in (_plain(label(option)), _plain(option)):
+        if wanted and wanted in (label(option).casefold(), str(option).casefold()):
             return option
     return None
 
@@ -330,6 +330,10 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     Values already in that form are kept as written; a value that cannot be read is left out and named in `notes`.
     """
     options = choices()
+    if key == "compare" and values == [""]:  # how the URL writes an empty comparison: none, kept as it is
+        return [""]
+    if key == NAME_KEY:
+        return _name_value(values[-1], notes)
     if key in options:
         found, label = [], options[key][1]
         for raw in values:
@@ -368,6 +372,26 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     return None
 
 
+def _name_value(raw: str, notes: list[str]) -> list[str]:
+    """A custom model's name from the link, kept only when it is already a plain, short model name (letters, digits,
+    spaces and . / + - ( ), at most 60 characters), as the page writes it; otherwise refused and named."""
+    if model_name(raw, "") != raw:
+        reason = "a model's name here holds only letters, digits, spaces and . / + - ( ), at most 60 characters"
+        notes.append(lr.refusal(NAME_KEY, raw, reason, f"used “{YOUR_MODEL}” instead"))
+        return []
+    return [raw]
+
+
+def _edited_preset(model: object, link: dict[str, list[str]]) -> str | None:
+    """The name of a custom model made of the preset the link names and the model fields it gives beside it
+    ('Llama-3.1-8B (edited)'), or None when the link's fields change nothing of the preset."""
+    if model not in presets() or model == CUSTOM:
+        return None
+    preset = presets()[model]
+    changed = [n for n, k in FIELD_KEYS.items() if k in link and _field_value(n, link[k][-1]) != getattr(preset, n)]
+    return model_name(f"{preset.name} (edited)", YOUR_MODEL) if changed else None
+
+
 def _field_value(name: str, text: str) -> int | bool | str:
     """A model field's value from its link form ('40', 'true', 'rmsnorm'), as `_canonical` wrote it."""
     default = getattr(presets()[PRIMER], name)
@@ -401,7 +425,14 @@ def read_link(page: Path) -> None:
         canonical = _canonical(key, values, notes)
         link[key] = values if canonical is None else canonical
     link = {key: values for key, values in link.items() if values}
-    model = match_choice((link.get("model") or [model_name(PRIMER)])[0], *choices()["model"])
+    model = match_choice((link.get("model") or [model_label(PRIMER)])[0], *choices()["model"])
+    if edited := _edited_preset(model, link):  # fields beside a preset: a custom model based on the preset
+        link = {NAME_KEY: [edited]} | link | {"model": [model_label(CUSTOM)]}
+        for name, key in FIELD_KEYS.items():
+            st.session_state[key] = getattr(presets()[model], name)
+        model = CUSTOM
+    if NAME_KEY in link:
+        st.session_state[CUSTOM_NAME] = link[NAME_KEY][-1]
     for key in ENGINE_DEFAULTS:
         if key in link:
             raw = link[key][-1]
@@ -451,6 +482,9 @@ def on_model_change() -> None:
 
 
 def on_field_change() -> None:
+    chosen = st.session_state.get("model")
+    if chosen in presets():  # a preset edited by hand keeps its name, marked as edited
+        st.session_state[CUSTOM_NAME] = model_name(f"{presets()[chosen].name} (edited)", YOUR_MODEL)
     st.session_state["model"] = CUSTOM
 
 
@@ -467,7 +501,7 @@ def _apply_report(report: ParseReport, source: str) -> None:
     if report.config is not None:
         copy_into_fields(report.config)
         st.session_state["model"] = CUSTOM
-        st.session_state["kv_custom_name"] = report.config.name
+        st.session_state[CUSTOM_NAME] = report.config.name
 
 
 def on_upload() -> None:
@@ -692,7 +726,13 @@ def _fields_in_link(values: dict) -> None:
             key: _field_link_form(values[name]) if values and values[name] != getattr(primer, name) else None
             for name, key in FIELD_KEYS.items()
         }
+        | {NAME_KEY: custom_name() if values and custom_name() != YOUR_MODEL else None}
     )
+
+
+def custom_name() -> str:
+    """The custom model's name: from its config file, the link or the preset it was edited from; else 'your model'."""
+    return st.session_state.get(CUSTOM_NAME, YOUR_MODEL)
 
 
 def _keep_in_link(wanted: dict[str, str | None]) -> None:
@@ -779,7 +819,7 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
     """The scenario's model and deployment; an inconsistent one is named in an error and the last valid one kept."""
     problems: list[str] = []
     if choice["model"] == CUSTOM:
-        config, problems = config_from_fields(fields, name=st.session_state.get("kv_custom_name", "Custom model"))
+        config, problems = config_from_fields(fields, name=custom_name())
     else:
         config = presets()[choice["model"]]
     deployment = kv.Deployment(

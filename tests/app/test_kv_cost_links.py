@@ -3,14 +3,17 @@ read as other values, an empty comparison, and a custom model's name."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from core.model_config import parse_config_text
 from tests.app.helpers import metric_cards, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
+QWEN2 = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"
 TINY = {
     "model": "custom",
     "f_n_layers": "2",
@@ -59,3 +62,72 @@ def test_case3_anatomy_opens_for_a_model_beyond_64_bit_counts():
     at = open_link(HUGE | {"kv_section": "Model anatomy"})
     assert any(m.label == "Parameters computed from the config" for m in at.metric)
     assert len(at.dataframe) >= 2
+
+
+def test_case6_values_not_exactly_an_allowed_form_are_refused_and_named():
+    for link in ({"tp": "1.6"}, {"tp": "3-2"}, {"tp": "-1"}, {"w_bits": "1.6"}, {"context": "3,2"}, {"users": "1_6"}):
+        at = open_link(link)
+        (key, raw), text = next(iter(link.items())), notice(at)
+        assert f"**{key}** = “{raw}”" in text, (link, text)
+        assert "tp" not in at.query_params and "w_bits" not in at.query_params  # the defaults are used
+        assert at.number_input(key="context").value == 32768 and at.number_input(key="users").value == 16
+
+
+def test_case6_model_fields_beside_a_preset_make_a_custom_model_based_on_it():
+    at = open_link({"model": "llama-3.1-8b", "f_n_layers": "64"})
+    assert at.selectbox(key="model").value == "custom"
+    assert at.query_params["f_n_layers"] == "64" and at.query_params["f_n_kv_heads"] == "8"  # the preset's own
+    assert at.query_params["model_name"] == "Llama-3.1-8B (edited)"
+    assert any("### Llama-3.1-8B (edited) on H100 SXM" in m.value for m in at.markdown)
+    card = next(c for c in metric_cards(at) if c["metric-label"] == "KV per user")
+    assert card["metric-value"] == f"{2 * 64 * 8 * 128 * 2 * 32768 / 1e9:,.2f} GB"
+
+
+def test_case7_an_empty_comparison_round_trips_as_none():
+    at = open_link({"compare": ""})
+    assert at.multiselect(key="compare").value == [] and not notice(at)
+    assert at.query_params["compare"] == ""
+    rows = [row for row in at.get("html") if "Side by side" in row.proto.body]
+    assert rows and rows[0].proto.body.count("<tr>") == 2  # the header and the current model alone
+
+
+def paste(at: AppTest, text: str) -> AppTest:
+    """Paste a config.json into "Your own model" and use it."""
+    at.session_state["kv_own_model_open"] = True
+    at.run()
+    at.text_area(key="kv_paste").input(text)
+    next(b for b in at.button if b.label == "Use pasted config").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_case9_a_pasted_models_name_titles_the_page_and_travels_in_the_link():
+    config = json.loads(QWEN2.read_text())
+    at = paste(open_link({}), json.dumps(config | {"_name_or_path": "Qwen/Qwen2.5-7B"}))
+    assert any("### Qwen/Qwen2.5-7B on H100 SXM" in m.value for m in at.markdown)
+    assert at.query_params["model_name"] == "Qwen/Qwen2.5-7B"  # the briefing's reopen link is this address
+    reopened = open_link(dict(at.query_params))
+    assert any("### Qwen/Qwen2.5-7B on H100 SXM" in m.value for m in reopened.markdown) and not notice(reopened)
+    nameless = paste(open_link({}), QWEN2.read_text())
+    assert any("### qwen2 on H100 SXM" in m.value for m in nameless.markdown)  # its model_type, not "Pastedconfig"
+    hostile = paste(
+        open_link({}), json.dumps(config | {"_name_or_path": "=cmd|' /C calc'!A0 [x](www.example.invalid)"})
+    )
+    title = next(m.value for m in hostile.markdown if "### " in m.value)
+    assert "[x]" not in title and "www." not in title and "|" not in title
+
+
+def test_case9_an_uploaded_config_is_named_by_its_contents_not_its_file():
+    assert parse_config_text(QWEN2.read_bytes(), name="config.json").config.name == "qwen2"
+    assert parse_config_text(b'{"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2}').config.name == (
+        "your model"
+    )
+
+
+def test_case9_a_named_custom_link_keeps_its_name_in_the_title_and_the_address():
+    at = open_link(TINY | {"model_name": "Tiny test (edited)"})
+    assert any("### Tiny test (edited) on H100 SXM" in m.value for m in at.markdown) and not notice(at)
+    assert at.query_params["model_name"] == "Tiny test (edited)"
+    refused = open_link(TINY | {"model_name": "[click](https://example.invalid)"})
+    assert "**model_name** = “[click]" in notice(refused) and "model_name" not in refused.query_params
+    assert any("### your model on H100 SXM" in m.value for m in refused.markdown)

@@ -10,10 +10,9 @@ pipeline blocks) and lets Streamlit's own router switch pages in place, keeping 
 
 from __future__ import annotations
 
-import json
-
 from ui import chart_element
 from ui.html_element import draw_html
+from ui.inert import script_json
 from ui.navigation import GLOSSARY, PAGES
 
 # Captions in a solid darker grey: Streamlit fades them to #76797c on white, 4.4:1, under WCAG AA's 4.5:1.
@@ -185,7 +184,7 @@ TABLE_DOWNLOADS_JS = """
 """
 
 
-_ROUTED = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
+_ROUTED = script_json([spec.url_path for spec in (*PAGES, GLOSSARY)])
 _INSTALLED = (
     f"<style>{PAGE_CSS}{chart_element.CSS}</style>"
     f"<script>{ROUTER_JS % _ROUTED}{NUMBER_NOTES_JS}{TABLE_DOWNLOADS_JS}{chart_element.JS}</script>"

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from ui.html_element import draw_html
+from ui.inert import script_text
 from ui.navigation import ROOT
 
 THEME = json.loads((ROOT / "assets" / "chart_theme.json").read_text(encoding="utf-8"))
@@ -167,7 +168,6 @@ CSS = ".primer-chart { width: 100%; } .primer-chart:fullscreen { background: #ff
 # What a chart element's script runs: the chart script above, or a queue it drains when it runs later.
 _HAND_OVER = "(window.primerChart || ((s) => (window.primerChartQueue ||= []).push(s)))(document.currentScript)"
 # JSON inside a script element: no character that could end the element or open markup.
-_INERT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 _themed: dict[int, tuple[go.Figure, str]] = {}
 _themed_lock = threading.Lock()
 
@@ -212,7 +212,7 @@ def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> st
 def element_html(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], slot: str | None = None) -> str:
     """The chart's element: its payload as inert JSON (every character that could end the script escaped, so no text
     in a figure can become markup) and the script that hands it to the page's chart script."""
-    data = payload(fig, key=key, alt=alt, config=config).translate(_INERT)
+    data = script_text(payload(fig, key=key, alt=alt, config=config))
     slot_attr = html.escape(slot or key, quote=True)
     return (
         f'<script type="application/json" class="primer-chart-data">{data}</script>'

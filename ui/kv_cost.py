@@ -29,6 +29,7 @@ from ui.arrow_rows import arrow_table
 from ui.figures import layout
 from ui.glossary import link
 from ui.html_element import draw_html
+from ui.inert import frame_csv
 from ui.kv_cost_state import CUSTOM, PRIMER
 from ui.kv_planner import MONEY, PINNED, calibration_sources, log_axis, plural
 from ui.metric_cards import Card, metric_cards
@@ -566,7 +567,7 @@ def table(
     st.dataframe(rows, hide_index=True, width="stretch", column_config=config)
     if download:
         name, key = download
-        download_csv(lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"), name=name, key=key)
+        download_csv(lambda: frame_csv(rows.to_pandas(), index=False), name=name, key=key)
 
 
 @lru_cache(maxsize=64)

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui import browser, chart_element
+from ui.inert import frame_csv
 from ui.navigation import PageSpec
 from ui.shell import ensure_navigation
 from ui.static_table import csv_bytes
@@ -73,7 +74,7 @@ def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]
 def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
     """A CSV download of a matrix with its row and column labels, built only when clicked (reruns stay cheap)."""
     values, labels = np.array(matrix, dtype=np.float64), (list(rows), list(columns))
-    download_csv(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
+    download_csv(lambda: frame_csv(matrix_frame(values, *labels), index=True), name=name, key=key)
 
 
 def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, name: str, key: str) -> None:
@@ -83,7 +84,7 @@ def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, n
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
     """A CSV download of a table, built only when clicked."""
-    download_csv(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
+    download_csv(lambda: frame_csv(frame, index=False), name=name, key=key)
 
 
 def download_csv(data: Callable[[], bytes], *, name: str, key: str) -> None:

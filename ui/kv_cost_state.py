@@ -25,6 +25,7 @@ from core.model_config import (
     BIASES,
     FIELD_NAMES,
     LIMITS,
+    MAX_CONFIG_BYTES,
     NORMS,
     ModelConfig,
     ParseReport,
@@ -510,8 +511,21 @@ def on_upload() -> None:
         _apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
 
 
+def _check_paste() -> bool:
+    """Keep a pasted text only up to the upload limit: a longer one (which the box cuts one character past the limit)
+    is named in the report and nothing of it is kept, as the session would hold it and the browser re-send it on every
+    run. True when the text was kept."""
+    if len(st.session_state.get("kv_paste") or "") <= MAX_CONFIG_BYTES:
+        return True
+    st.session_state["kv_paste"] = ""
+    message = f"The pasted text is longer than {MAX_CONFIG_BYTES:,} characters, the most this box reads (a config.json"
+    st.session_state["kv_report"] = ("pasted text", ParseReport(None, errors=(f"{message} is a few kB).",)))
+    return False
+
+
 def on_paste() -> None:
-    _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+    if _check_paste():
+        _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
 
 
 # --------------------------------------------------------------------------------------------------- widgets
@@ -757,11 +771,13 @@ def _config_inputs() -> None:
         help="The model's config.json from its Hugging Face page ('Files and versions').",
     )
     st.text_area(
-        "…or paste its contents",
+        f"…or paste its contents (up to {MAX_CONFIG_BYTES:,} characters)",
         key="kv_paste",
         height=120,
+        max_chars=MAX_CONFIG_BYTES + 1,  # one more than is read: a longer paste arrives cut here, and is refused
         placeholder='{"num_hidden_layers": 32, …}',
         persist_state="session",
+        on_change=_check_paste,
     )
     st.button("Use pasted config", on_click=on_paste)
     _report_box()

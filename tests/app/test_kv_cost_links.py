@@ -4,11 +4,12 @@ read as other values, an empty comparison, and a custom model's name."""
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core.model_config import parse_config_text
+from core.model_config import MAX_CONFIG_BYTES, parse_config_text
 from tests.app.helpers import metric_cards, shown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,3 +132,25 @@ def test_case9_a_named_custom_link_keeps_its_name_in_the_title_and_the_address()
     refused = open_link(TINY | {"model_name": "[click](https://example.invalid)"})
     assert "**model_name** = “[click]" in notice(refused) and "model_name" not in refused.query_params
     assert any("### your model on H100 SXM" in m.value for m in refused.markdown)
+
+
+def test_case4_a_paste_over_the_upload_limit_is_refused_and_nothing_kept():
+    at = open_link({})
+    at.session_state["kv_own_model_open"] = True
+    at.run()
+    assert at.text_area(key="kv_paste").max_chars == MAX_CONFIG_BYTES + 1  # the browser cuts a paste there
+    big = json.dumps(json.loads(QWEN2.read_text()) | {"notes": "x" * MAX_CONFIG_BYTES})
+    at.text_area(key="kv_paste").set_value(big).run()  # as a browser sends it, or a client that ignores the limit
+    assert at.text_area(key="kv_paste").value == "" and at.session_state["kv_paste"] == ""
+    errors = shown(" ".join(e.value for e in at.error))
+    assert f"longer than {MAX_CONFIG_BYTES:,} characters, the most this box reads" in errors
+    assert at.selectbox(key="model").value == "primer-7b"
+    fits = json.dumps(json.loads(QWEN2.read_text()) | {"notes": "x" * (MAX_CONFIG_BYTES - 1000)})
+    at.text_area(key="kv_paste").input(fits).run()
+    next(b for b in at.button if b.label == "Use pasted config").click().run()
+    assert at.selectbox(key="model").value == "custom" and not at.error
+
+
+def test_case4_the_server_takes_no_message_larger_than_the_app_needs():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert 3 <= config["server"]["maxMessageSize"] <= 16  # 1,000,000 pasted characters fit; 200 MB does not

@@ -406,8 +406,18 @@ def _field_link_form(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def read_link(page: Path) -> None:
-    """Once per session, before the widgets: put the link's plain forms into the page's own and name unreadable values.
+def forget_scenario() -> None:
+    """Drop the page's scenario from the session (its widgets' values, fields, name, report and memory), so a link
+    opening the page is read as a new reader's would be: what it holds, and the defaults for what it leaves out."""
+    keys = {*choices(), *NUMBERS, *FIELD_KEYS.values(), CUSTOM_NAME, LINK_NOTES, MEMORY, "kv_report", "kv_paste"}
+    for key in keys & set(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def read_link(page: Path, opened: bool = False) -> None:
+    """Whenever the page is opened by a link that carries a query (a new session, or in-app navigation such as the
+    overview's link), before the widgets: put the link's plain forms into the page's own and name unreadable values.
+    A page opened with no query keeps the session's scenario, and reruns of the page read nothing.
 
     Streamlit drops a bound value it cannot parse without a word (`w_bits=8` where the page writes `w_bits=8-bit`),
     and the dropped value then disappears from the address too. So a link holding plain forms is re-opened with the
@@ -416,6 +426,8 @@ def read_link(page: Path) -> None:
     from it; fields present in the link win. The fields and engine settings go into the session here, because their
     widgets are drawn only while their expander is open (`own_model`, `scenario_widgets`).
     """
+    if opened and len(st.query_params):
+        forget_scenario()
     if memory().link_read:
         return
     memory().link_read = True

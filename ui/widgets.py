@@ -34,12 +34,19 @@ class OnFirstUse(ModuleType):
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendChartToCloud"]}
 
 
-def setup_page(spec: PageSpec) -> None:
-    """Route a cold deep link through the app's navigation, then the page's title and one-line summary."""
+LAST_PAGE = "primer_last_page"  # the page the session ran last: a run of another page is a page being opened
+
+
+def setup_page(spec: PageSpec) -> bool:
+    """Route a cold deep link through the app's navigation, then the page's title and one-line summary. True when this
+    run opens the page (a new session, or arriving from another page), False for a rerun of the page itself."""
     ensure_navigation()
+    opened = st.session_state.get(LAST_PAGE) != spec.url_path
+    st.session_state[LAST_PAGE] = spec.url_path
     browser.install()
     st.title(spec.landmark)
     st.caption(spec.summary)
+    return opened
 
 
 def open_tab(labels: Sequence[str], views: Sequence[Callable[..., None]], *args: object) -> None:

@@ -154,3 +154,26 @@ def test_case4_a_paste_over_the_upload_limit_is_refused_and_nothing_kept():
 def test_case4_the_server_takes_no_message_larger_than_the_app_needs():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert 3 <= config["server"]["maxMessageSize"] <= 16  # 1,000,000 pasted characters fit; 200 MB does not
+
+
+def test_case5_a_link_with_a_query_is_read_each_time_it_opens_the_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/kv_cost.py").run()  # the reader has been on the cost page ...
+    at.number_input(key="users").set_value(64).run()
+    at.switch_page("pages/overview.py")
+    at.query_params.clear()
+    at.run()
+    at.switch_page("pages/kv_cost.py")  # ... then follows the overview's link to it
+    at.query_params.update({"model": "llama-3.1-70b", "gpu": "h100-sxm", "context": "32768", "tp": "4"})
+    at.run()
+    assert not at.exception and at.selectbox(key="model").value == "llama-3.1-70b"
+    assert at.session_state["tp"] == 4 and at.number_input(key="users").value == 16  # the link's scenario, whole
+    assert dict(at.query_params) == {"model": "Llama-3.1-70B", "tp": "4"}
+    at.switch_page("pages/overview.py")
+    at.query_params.clear()
+    at.run()
+    at.switch_page("pages/kv_cost.py")  # opened with no query: the session's scenario stays
+    at.query_params.clear()
+    at.run()
+    assert at.selectbox(key="model").value == "llama-3.1-70b" and at.session_state["tp"] == 4

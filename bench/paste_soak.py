@@ -1,10 +1,11 @@
 """The config paste box under a long session: many reruns with a large valid paste, then the server's memory.
 
 Run: .venv/bin/python -m bench.paste_soak [--reruns 300]. Starts its own `streamlit run app.py` on 127.0.0.1, opens the
-cost page in Debian's Chromium, pastes a valid config.json padded to just under the box's 1,000,000 characters, uses
-it, then steps the context up and down `--reruns` times (each run re-sends the pasted text with every widget's value),
-closes the tab and waits for the server to drop the session (its server drops a closed tab's session after
-`TTL_S` seconds instead of Streamlit's 120, through STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL). Prints the server's
+cost page in Debian's Chromium, pastes a valid config.json padded to just under the box's 1,000,000 characters, steps
+the context up and down `--reruns` times while the box holds it (each run re-sends the pasted text with every widget's
+value), uses it (which empties the box), steps the context `--reruns` times more on the model it made,
+closes the tab and waits for the server to drop the session (its server drops a closed tab's session after `TTL_S`
+seconds instead of Streamlit's 120, through STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL). Prints the server's
 resident memory at the start (after a first visit that pastes the same config unpadded and steps the context, so every
 module is loaded and every cache the visit fills is full), at its peak and after. Target: after ≤ 1.10 × start
 (PASS/MISS).
@@ -50,15 +51,18 @@ def visit(browser: object, server: Server, reruns: int, large: bool) -> list[str
         box.fill(large_paste(large))
         box.press("Control+Enter")  # commits the text area's value
         watch.settle()
-        watch.page.get_by_role("button", name="Use pasted config").click()
-        watch.settle()
-        if "qwen2" not in watch.page.get_by_role("heading", level=3).first.inner_text():
-            return ["the pasted config was not used"]
         steps = [
             watch.page.get_by_test_id("stNumberInputStepUp").first,
             watch.page.get_by_test_id("stNumberInputStepDown").first,
         ]
-        for index in range(reruns):
+        for index in range(reruns):  # the browser re-sends the pasted text with every run while the box holds it
+            steps[index % 2].click()
+            watch.settle()
+        watch.page.get_by_role("button", name="Use pasted config").click()
+        watch.settle()
+        if "qwen2" not in watch.page.get_by_role("heading", level=3).first.inner_text():
+            return ["the pasted config was not used"]
+        for index in range(reruns):  # and the model it made, with the box emptied
             steps[index % 2].click()
             watch.settle()
         shown = watch.exceptions_on_screen()

@@ -536,8 +536,12 @@ def _check_paste() -> bool:
 
 
 def on_paste() -> None:
+    """Use the pasted config; once its sizes are in the model fields the box is emptied, so the text is neither held
+    in the session nor re-sent by the browser on every run (a config that cannot be used stays, to be corrected)."""
     if _check_paste():
         _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+        if st.session_state["kv_report"][1].config is not None:
+            st.session_state["kv_paste"] = ""
 
 
 # --------------------------------------------------------------------------------------------------- widgets

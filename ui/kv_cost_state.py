@@ -35,21 +35,28 @@ from core.model_config import (
     presets,
 )
 from ui import link_reader as lr
+from ui.kv_own_model import (
+    CUSTOM,
+    CUSTOM_NAME,
+    FIELD_KEYS,
+    NAME_KEY,
+    PRIMER,
+    YOUR_MODEL,
+    check_paste,
+    custom_name,
+    edited_preset,
+    field_value,
+    name_value,
+)
 from ui.safe_text import plain
 
-PRIMER = "primer-7b"
-CUSTOM = "custom"
 DEFAULTS = kv.defaults()
 FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
-FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
 BLOCKS = (1, 16, 32)
 LINK_NOTES = "kv_link_notes"
-NAME_KEY = "model_name"  # the link's name of a custom model
-CUSTOM_NAME = "kv_custom_name"  # the custom model's name in the session
-YOUR_MODEL = "your model"  # a custom model's name when neither its file nor the link gives one
 MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
 OWN_MODEL_OPEN = "kv_own_model_open"
 OWN_MODEL_LABEL = "Your own model: upload or paste a Hugging Face config.json, or edit every size"
@@ -334,7 +341,7 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     if key == "compare" and values == [""]:  # how the URL writes an empty comparison: none, kept as it is
         return [""]
     if key == NAME_KEY:
-        return _name_value(values[-1], notes)
+        return name_value(values[-1], notes)
     if key in options:
         found, label = [], options[key][1]
         for raw in values:
@@ -371,34 +378,6 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             return []
         return [raw if raw.lower() in ("true", "false") else str(flag).lower()]
     return None
-
-
-def _name_value(raw: str, notes: list[str]) -> list[str]:
-    """A custom model's name from the link, kept only when it is already a plain, short model name (letters, digits,
-    spaces and . / + - ( ), at most 60 characters), as the page writes it; otherwise refused and named."""
-    if model_name(raw, "") != raw:
-        reason = "a model's name here holds only letters, digits, spaces and . / + - ( ), at most 60 characters"
-        notes.append(lr.refusal(NAME_KEY, raw, reason, f"used “{YOUR_MODEL}” instead"))
-        return []
-    return [raw]
-
-
-def _edited_preset(model: object, link: dict[str, list[str]]) -> str | None:
-    """The name of a custom model made of the preset the link names and the model fields it gives beside it
-    ('Llama-3.1-8B (edited)'), or None when the link's fields change nothing of the preset."""
-    if model not in presets() or model == CUSTOM:
-        return None
-    preset = presets()[model]
-    changed = [n for n, k in FIELD_KEYS.items() if k in link and _field_value(n, link[k][-1]) != getattr(preset, n)]
-    return model_name(f"{preset.name} (edited)", YOUR_MODEL) if changed else None
-
-
-def _field_value(name: str, text: str) -> int | bool | str:
-    """A model field's value from its link form ('40', 'true', 'rmsnorm'), as `_canonical` wrote it."""
-    default = getattr(presets()[PRIMER], name)
-    if isinstance(default, bool):
-        return text.lower() == "true"
-    return int(text) if isinstance(default, int) else text
 
 
 def _field_link_form(value: object) -> str:
@@ -439,7 +418,7 @@ def read_link(page: Path, opened: bool = False) -> None:
         link[key] = values if canonical is None else canonical
     link = {key: values for key, values in link.items() if values}
     model = match_choice((link.get("model") or [model_label(PRIMER)])[0], *choices()["model"])
-    if edited := _edited_preset(model, link):  # fields beside a preset: a custom model based on the preset
+    if edited := edited_preset(model, link):  # fields beside a preset: a custom model based on the preset
         link = {NAME_KEY: [edited]} | link | {"model": [model_label(CUSTOM)]}
         for name, key in FIELD_KEYS.items():
             st.session_state[key] = getattr(presets()[model], name)
@@ -460,7 +439,7 @@ def read_link(page: Path, opened: bool = False) -> None:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     for name, key in FIELD_KEYS.items():
         if key in link:
-            st.session_state[key] = _field_value(name, link[key][-1])
+            st.session_state[key] = field_value(name, link[key][-1])
         elif model in presets() and model != PRIMER:
             st.session_state[key] = getattr(presets()[model], name)
     if notes:
@@ -523,22 +502,10 @@ def on_upload() -> None:
         _apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
 
 
-def _check_paste() -> bool:
-    """Keep a pasted text only up to the upload limit: a longer one (which the box cuts one character past the limit)
-    is named in the report and nothing of it is kept, as the session would hold it and the browser re-send it on every
-    run. True when the text was kept."""
-    if len(st.session_state.get("kv_paste") or "") <= MAX_CONFIG_BYTES:
-        return True
-    st.session_state["kv_paste"] = ""
-    message = f"The pasted text is longer than {MAX_CONFIG_BYTES:,} characters, the most this box reads (a config.json"
-    st.session_state["kv_report"] = ("pasted text", ParseReport(None, errors=(f"{message} is a few kB).",)))
-    return False
-
-
 def on_paste() -> None:
     """Use the pasted config; once its sizes are in the model fields the box is emptied, so the text is neither held
     in the session nor re-sent by the browser on every run (a config that cannot be used stays, to be corrected)."""
-    if _check_paste():
+    if check_paste():
         _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
         if st.session_state["kv_report"][1].config is not None:
             st.session_state["kv_paste"] = ""
@@ -760,11 +727,6 @@ def _fields_in_link(values: dict) -> None:
     )
 
 
-def custom_name() -> str:
-    """The custom model's name: from its config file, the link or the preset it was edited from; else 'your model'."""
-    return st.session_state.get(CUSTOM_NAME, YOUR_MODEL)
-
-
 def _keep_in_link(wanted: dict[str, str | None]) -> None:
     """Write these link parameters (None = leave out) for values whose widgets are not bound to the URL: Streamlit
     deletes a bound widget's parameter whenever the widget is not drawn, so a closed expander would break the link."""
@@ -793,7 +755,7 @@ def _config_inputs() -> None:
         max_chars=MAX_CONFIG_BYTES + 1,  # one more than is read: a longer paste arrives cut here, and is refused
         placeholder='{"num_hidden_layers": 32, …}',
         persist_state="session",
-        on_change=_check_paste,
+        on_change=check_paste,
     )
     st.button("Use pasted config", on_click=on_paste)
     _report_box()

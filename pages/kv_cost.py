@@ -23,8 +23,8 @@ from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
-setup_page(SPEC)
-scenario.read_link(SPEC.path)
+opened = setup_page(SPEC)
+scenario.read_link(SPEC.path, opened=opened)
 scenario.link_notes()
 answer = leads.slot()  # the answer first, above the inputs (on a phone too)
 leads.words("kv_cost")

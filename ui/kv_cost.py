@@ -26,9 +26,11 @@ from core.plan.model_config import (
     reference_models,
     weight_inventory,
 )
+from ui.arrow_rows import arrow_table
 from ui.elements.figures import layout
 from ui.elements.glossary import link
 from ui.elements.html_element import draw_html
+from ui.elements.inert import frame_csv
 from ui.elements.metric_cards import Card, metric_cards
 from ui.elements.plain_math import display, product, sym
 from ui.elements.static_table import Cell, static_table
@@ -45,8 +47,9 @@ COST_COLUMN = "$ per 1M output tokens (best case)"
 
 
 # --------------------------------------------------------------------------------------------------- formatting
-def size(n_bytes: float) -> str:
-    """A byte count in the unit that reads best, decimal and binary both named: '17.18 GB = 16.00 GiB'."""
+def size_parts(n_bytes: float) -> tuple[str, str]:
+    """A byte count in the unit that reads best, decimal and binary, for every count: ('17.18 GB', '16.00 GiB'),
+    ('512 bytes', '0.50 KiB') below a kilobyte."""
     for dec, dec_name, binary, bin_name in (
         (1e12, "TB", 2**40, "TiB"),
         (1e9, "GB", 2**30, "GiB"),
@@ -54,8 +57,13 @@ def size(n_bytes: float) -> str:
         (1e3, "kB", 2**10, "KiB"),
     ):
         if abs(n_bytes) >= dec:
-            return f"{n_bytes / dec:,.2f} {dec_name} = {n_bytes / binary:,.2f} {bin_name}"
-    return f"{n_bytes:,.0f} bytes"
+            return f"{n_bytes / dec:,.2f} {dec_name}", f"{n_bytes / binary:,.2f} {bin_name}"
+    return f"{n_bytes:,.0f} bytes", f"{n_bytes / 2**10:,.2f} KiB"
+
+
+def size(n_bytes: float) -> str:
+    """A byte count, decimal and binary both named: '17.18 GB = 16.00 GiB', '512 bytes = 0.50 KiB'."""
+    return " = ".join(size_parts(n_bytes))
 
 
 def gb(n_bytes: float) -> str:
@@ -313,7 +321,7 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
     The page and its briefing both show these.
 
     `auto`: the GPUs per copy were chosen by the page (the fewest that hold the model), which the GPUs' line says."""
-    per_token = size(result.kv_per_token).split(" = ")
+    per_token = size_parts(result.kv_per_token)
     if result.gpus_needed:
         who = "the fewest that hold it, set by the page" if auto else "your choice"
         gpus = Card(
@@ -561,7 +569,7 @@ def table(
     st.dataframe(rows, hide_index=True, width="stretch", column_config=config)
     if download:
         name, key = download
-        download_csv(lambda: rows.to_pandas().to_csv(index=False).encode("utf-8"), name=name, key=key)
+        download_csv(lambda: frame_csv(rows.to_pandas(), index=False), name=name, key=key)
 
 
 @lru_cache(maxsize=64)
@@ -672,7 +680,7 @@ def _even_column(gpu: kv.Gpu) -> str:
 def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption], pa.Table]:
     gpu = dep.gpu
     options = kv.gpu_options(config, dep)
-    rows = pa.Table.from_pylist(
+    rows = arrow_table(
         [
             {
                 "GPU": o.gpu.name,
@@ -750,7 +758,7 @@ def anatomy(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
 @lru_cache(maxsize=64)
 def _inventory(config: ModelConfig) -> pa.Table:
     """The weight inventory of primer §4 for this model, one row per weight."""
-    return pa.Table.from_pylist(
+    return arrow_table(
         [
             {
                 "part": r.part,
@@ -769,7 +777,7 @@ def _inventory(config: ModelConfig) -> pa.Table:
 def _activations(config: ModelConfig, context: int) -> pa.Table:
     """Primer §4's activation table for this model at the chosen context, all 15 rows."""
     rows = activation_shapes(config, context)
-    return pa.Table.from_pylist([{"activation": a, "shape": s, "what it is": note} for a, s, _, note in rows])
+    return arrow_table([{"activation": a, "shape": s, "what it is": note} for a, s, _, note in rows])
 
 
 @lru_cache(maxsize=1)
@@ -780,7 +788,7 @@ def _references() -> pa.Table:
         ("Primer's modern 7B", presets()[PRIMER]),
         ("Primer's tiny model (§6)", reference_models()["tiny-736"]),
     ]
-    return pa.Table.from_pylist(
+    return arrow_table(
         [
             {
                 "model": label,
@@ -798,8 +806,8 @@ def _references() -> pa.Table:
 def sources(model_id: str, config: ModelConfig, gpu: kv.Gpu) -> None:
     """Where every preset figure, default, measurement and price comes from: documents a reader can open."""
     st.markdown("**Sources of every preset figure and default**")
-    lines = [f"**{config.name}, {what}**: {text}" for what, text in preset_sources(model_id).items()]
-    lines = lines if model_id != CUSTOM else []
+    found = {} if model_id == CUSTOM else preset_sources(model_id)  # a custom model has no published sources
+    lines = [f"**{config.name}, {what}**: {text}" for what, text in found.items()]
     lines += [f"**{gpu.name}**: {gpu.source}", f"**{gpu.name}, FP8 and {gpu.link}**: {gpu.link_source}"]
     lines += [f"**{key}**: {reason}" for key, reason in kv.default_reasons().items()]
     lines += calibration_sources()

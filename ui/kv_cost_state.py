@@ -25,21 +25,33 @@ from core.plan.model_config import (
     BIASES,
     FIELD_NAMES,
     LIMITS,
+    MAX_CONFIG_BYTES,
     NORMS,
     ModelConfig,
     ParseReport,
     config_from_fields,
+    model_name,
     parse_config_text,
     presets,
 )
 from ui.elements import link_reader as lr
 from ui.elements.safe_text import plain
+from ui.kv_own_model import (
+    CUSTOM,
+    CUSTOM_NAME,
+    FIELD_KEYS,
+    NAME_KEY,
+    PRIMER,
+    YOUR_MODEL,
+    check_paste,
+    custom_name,
+    edited_preset,
+    field_value,
+    name_value,
+)
 
-PRIMER = "primer-7b"
-CUSTOM = "custom"
 DEFAULTS = kv.defaults()
 FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
-FIELD_KEYS = {name: f"f_{name}" for name in FIELD_NAMES}
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
@@ -235,7 +247,7 @@ WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours")
 PRICE_KEYS = ("api_in", "api_out")
 
 
-def model_name(model_id: str) -> str:
+def model_label(model_id: str) -> str:
     """What the model selectors show (and the URL stores) for a preset id or 'custom'."""
     return "Custom (fields below)" if model_id == CUSTOM else presets()[model_id].name
 
@@ -266,8 +278,8 @@ def api_label(price_id: str) -> str:
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
-        "model": ([*presets(), CUSTOM], model_name),
-        "compare": (list(presets()), model_name),
+        "model": ([*presets(), CUSTOM], model_label),
+        "compare": (list(presets()), model_label),
         "kv_dtype": (list(kv.DTYPE_BYTES), str.upper),
         "w_bits": (list(kv.WEIGHT_BITS), bits_label),
         "gpu": (list(kv.gpus()), gpu_name),
@@ -282,16 +294,12 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
 
 
 # --------------------------------------------------------------------------------------------------- the link
-def _plain(text: object) -> str:
-    """A label reduced to lower-case letters and digits, so 'H200 SXM', 'h200-sxm' and 'h200_sxm' all match."""
-    return re.sub(r"[^0-9a-z]", "", str(text).lower())
-
-
 def match_choice(raw: str, options: Sequence, label: Callable[[object], str]) -> object | None:
-    """The option a URL value names: by its label ('8-bit', 'FP8', 'H200 SXM') or its plain id ('8', 'fp8')."""
-    wanted = _plain(raw)
+    """The option a URL value names exactly: its label ('8-bit', 'FP8', 'H200 SXM') or its id ('8', 'fp8',
+    'h200-sxm'), in any case; anything else (1.6, 3-2, -1, h200_sxm) names no option and is refused, never reshaped."""
+    wanted = raw.strip().casefold()
     for option in options:
-        if wanted and wanted in (_plain(label(option)), _plain(option)):
+        if wanted and wanted in (label(option).casefold(), str(option).casefold()):
             return option
     return None
 
@@ -330,6 +338,10 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     Values already in that form are kept as written; a value that cannot be read is left out and named in `notes`.
     """
     options = choices()
+    if key == "compare" and values == [""]:  # how the URL writes an empty comparison: none, kept as it is
+        return [""]
+    if key == NAME_KEY:
+        return name_value(values[-1], notes)
     if key in options:
         found, label = [], options[key][1]
         for raw in values:
@@ -368,21 +380,23 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
     return None
 
 
-def _field_value(name: str, text: str) -> int | bool | str:
-    """A model field's value from its link form ('40', 'true', 'rmsnorm'), as `_canonical` wrote it."""
-    default = getattr(presets()[PRIMER], name)
-    if isinstance(default, bool):
-        return text.lower() == "true"
-    return int(text) if isinstance(default, int) else text
-
-
 def _field_link_form(value: object) -> str:
     """How the link writes a model field's value: 'true'/'false' for yes/no fields, the plain value otherwise."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def read_link(page: Path) -> None:
-    """Once per session, before the widgets: put the link's plain forms into the page's own and name unreadable values.
+def forget_scenario() -> None:
+    """Drop the page's scenario from the session (its widgets' values, fields, name, report and memory), so a link
+    opening the page is read as a new reader's would be: what it holds, and the defaults for what it leaves out."""
+    keys = {*choices(), *NUMBERS, *FIELD_KEYS.values(), CUSTOM_NAME, LINK_NOTES, MEMORY, "kv_report", "kv_paste"}
+    for key in keys & set(st.session_state.keys()):
+        del st.session_state[key]
+
+
+def read_link(page: Path, opened: bool = False) -> None:
+    """Whenever the page is opened by a link that carries a query (a new session, or in-app navigation such as the
+    overview's link), before the widgets: put the link's plain forms into the page's own and name unreadable values.
+    A page opened with no query keeps the session's scenario, and reruns of the page read nothing.
 
     Streamlit drops a bound value it cannot parse without a word (`w_bits=8` where the page writes `w_bits=8-bit`),
     and the dropped value then disappears from the address too. So a link holding plain forms is re-opened with the
@@ -391,6 +405,8 @@ def read_link(page: Path) -> None:
     from it; fields present in the link win. The fields and engine settings go into the session here, because their
     widgets are drawn only while their expander is open (`own_model`, `scenario_widgets`).
     """
+    if opened and len(st.query_params):
+        forget_scenario()
     if memory().link_read:
         return
     memory().link_read = True
@@ -401,7 +417,14 @@ def read_link(page: Path) -> None:
         canonical = _canonical(key, values, notes)
         link[key] = values if canonical is None else canonical
     link = {key: values for key, values in link.items() if values}
-    model = match_choice((link.get("model") or [model_name(PRIMER)])[0], *choices()["model"])
+    model = match_choice((link.get("model") or [model_label(PRIMER)])[0], *choices()["model"])
+    if edited := edited_preset(model, link):  # fields beside a preset: a custom model based on the preset
+        link = {NAME_KEY: [edited]} | link | {"model": [model_label(CUSTOM)]}
+        for name, key in FIELD_KEYS.items():
+            st.session_state[key] = getattr(presets()[model], name)
+        model = CUSTOM
+    if NAME_KEY in link:
+        st.session_state[CUSTOM_NAME] = link[NAME_KEY][-1]
     for key in ENGINE_DEFAULTS:
         if key in link:
             raw = link[key][-1]
@@ -416,7 +439,7 @@ def read_link(page: Path) -> None:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     for name, key in FIELD_KEYS.items():
         if key in link:
-            st.session_state[key] = _field_value(name, link[key][-1])
+            st.session_state[key] = field_value(name, link[key][-1])
         elif model in presets() and model != PRIMER:
             st.session_state[key] = getattr(presets()[model], name)
     if notes:
@@ -451,6 +474,9 @@ def on_model_change() -> None:
 
 
 def on_field_change() -> None:
+    chosen = st.session_state.get("model")
+    if chosen in presets():  # a preset edited by hand keeps its name, marked as edited
+        st.session_state[CUSTOM_NAME] = model_name(f"{presets()[chosen].name} (edited)", YOUR_MODEL)
     st.session_state["model"] = CUSTOM
 
 
@@ -467,7 +493,7 @@ def _apply_report(report: ParseReport, source: str) -> None:
     if report.config is not None:
         copy_into_fields(report.config)
         st.session_state["model"] = CUSTOM
-        st.session_state["kv_custom_name"] = report.config.name
+        st.session_state[CUSTOM_NAME] = report.config.name
 
 
 def on_upload() -> None:
@@ -477,7 +503,12 @@ def on_upload() -> None:
 
 
 def on_paste() -> None:
-    _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+    """Use the pasted config; once its sizes are in the model fields the box is emptied, so the text is neither held
+    in the session nor re-sent by the browser on every run (a config that cannot be used stays, to be corrected)."""
+    if check_paste():
+        _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+        if st.session_state["kv_report"][1].config is not None:
+            st.session_state["kv_paste"] = ""
 
 
 # --------------------------------------------------------------------------------------------------- widgets
@@ -692,6 +723,7 @@ def _fields_in_link(values: dict) -> None:
             key: _field_link_form(values[name]) if values and values[name] != getattr(primer, name) else None
             for name, key in FIELD_KEYS.items()
         }
+        | {NAME_KEY: custom_name() if values and custom_name() != YOUR_MODEL else None}
     )
 
 
@@ -717,11 +749,13 @@ def _config_inputs() -> None:
         help="The model's config.json from its Hugging Face page ('Files and versions').",
     )
     st.text_area(
-        "…or paste its contents",
+        f"…or paste its contents (up to {MAX_CONFIG_BYTES:,} characters)",
         key="kv_paste",
         height=120,
+        max_chars=MAX_CONFIG_BYTES + 1,  # one more than is read: a longer paste arrives cut here, and is refused
         placeholder='{"num_hidden_layers": 32, …}',
         persist_state="session",
+        on_change=check_paste,
     )
     st.button("Use pasted config", on_click=on_paste)
     _report_box()
@@ -779,7 +813,7 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
     """The scenario's model and deployment; an inconsistent one is named in an error and the last valid one kept."""
     problems: list[str] = []
     if choice["model"] == CUSTOM:
-        config, problems = config_from_fields(fields, name=st.session_state.get("kv_custom_name", "Custom model"))
+        config, problems = config_from_fields(fields, name=custom_name())
     else:
         config = presets()[choice["model"]]
     deployment = kv.Deployment(

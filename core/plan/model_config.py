@@ -21,11 +21,13 @@ MAX_NAME = 60  # characters kept of a model name read from a file
 
 
 def model_name(raw: object, fallback: str) -> str:
-    """A model name read from a file ('meta-llama/Llama-3.1-8B'), kept to the characters model names use (letters,
-    digits, . - + /) and shortened: the name is shown in sentences, so it must not carry formatting or a web address."""
-    name = re.sub(r"[^A-Za-z0-9./+-]", "", str(raw))
-    name = re.sub(r"^(?i:www\.)+", "", name)[:MAX_NAME]
-    return name or fallback
+    """A model name read from a file or a link ('meta-llama/Llama-3.1-8B', 'Llama-3.1-8B (edited)'), kept to the
+    characters model names use (letters, digits, spaces, . - + / ( )) on one line and shortened: the name is shown in
+    sentences, so it must not carry formatting or a web address ('www.' is dropped wherever a link could start)."""
+    name = " ".join(re.sub(r"[^A-Za-z0-9./+() -]", "", str(raw)).split())
+    while (shorter := re.sub(r"(^|(?<=[ (]))(?i:www\.)", "", name)) != name:
+        name = shorter
+    return name[:MAX_NAME].strip() or fallback
 
 
 # Plausibility bounds: a value outside them is a typo or an attack, not a model (the largest public models are far
@@ -609,7 +611,9 @@ def parse_config_dict(
         )
 
     config = ModelConfig(
-        name=model_name(data.get("_name_or_path") or name, "Uploaded model") if architecture is None else name,
+        name=model_name(data.get("_name_or_path") or data.get("model_type") or "", "your model")
+        if architecture is None
+        else name,
         n_layers=n_layers,
         d_model=d_model,
         n_heads=n_heads,

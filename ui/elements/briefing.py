@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.offline import get_plotlyjs
 
+from ui.elements.inert import script_json
 from ui.elements.web import web_file
 
 MARKDOWN = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)|\*\*(.+?)\*\*|\*(.+?)\*")
@@ -104,7 +105,7 @@ def document(briefing: Briefing) -> str:
         )
         spec = json.loads(chart.figure.to_json())
         scripts.append(
-            f"Plotly.newPlot('chart-{index}', {json.dumps(spec['data'])}, {json.dumps(spec.get('layout', {}))}, "
+            f"Plotly.newPlot('chart-{index}', {script_json(spec['data'])}, {script_json(spec.get('layout', {}))}, "
             '{"responsive": true, "displaylogo": false});'
         )
     body = "\n".join(parts)

@@ -10,10 +10,9 @@ pipeline blocks) and lets Streamlit's own router switch pages in place, keeping 
 
 from __future__ import annotations
 
-import json
-
 from ui.elements import chart_element
 from ui.elements.html_element import draw_html
+from ui.elements.inert import script_json
 from ui.elements.navigation import GLOSSARY, PAGES
 from ui.elements.web import web_file
 
@@ -28,7 +27,7 @@ NUMBER_NOTES_JS = web_file("number_notes.js")
 TABLE_DOWNLOADS_JS = web_file("table_downloads.js")
 
 
-_ROUTED = json.dumps([spec.url_path for spec in (*PAGES, GLOSSARY)])
+_ROUTED = script_json([spec.url_path for spec in (*PAGES, GLOSSARY)])
 _ROUTER = ROUTER_JS.replace("/*APP_PAGES*/[]", _ROUTED)
 _INSTALLED = (
     f"<style>{PAGE_CSS}{chart_element.CSS}</style>"

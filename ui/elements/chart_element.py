@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from ui.elements.html_element import draw_html
+from ui.elements.inert import script_text
 from ui.elements.navigation import ROOT
 from ui.elements.web import web_file
 
@@ -36,8 +37,6 @@ JS = web_file("chart.js")
 CSS = web_file("chart.css")
 # What a chart element's script runs: the chart script above, or a queue it drains when it runs later.
 _HAND_OVER = "(window.primerChart || ((s) => (window.primerChartQueue ||= []).push(s)))(document.currentScript)"
-# JSON inside a script element: no character that could end the element or open markup.
-_INERT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 _themed: dict[int, tuple[go.Figure, str]] = {}
 _themed_lock = threading.Lock()
 
@@ -82,7 +81,7 @@ def payload(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any]) -> st
 def element_html(fig: go.Figure, *, key: str, alt: str, config: dict[str, Any], slot: str | None = None) -> str:
     """The chart's element: its payload as inert JSON (every character that could end the script escaped, so no text
     in a figure can become markup) and the script that hands it to the page's chart script."""
-    data = payload(fig, key=key, alt=alt, config=config).translate(_INERT)
+    data = script_text(payload(fig, key=key, alt=alt, config=config))
     slot_attr = html.escape(slot or key, quote=True)
     return (
         f'<script type="application/json" class="primer-chart-data">{data}</script>'

@@ -58,13 +58,21 @@ def number_text(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
 
 
+# A number as written: digits (thousands in groups of three after commas), a decimal part, an exponent. Anything else
+# ('3-2', '1_0', '3,2', '0x10') is refused rather than read as some other number.
+NUMBER_FORM = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+NOT_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+
+
 def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
-    """A link number ('32768', '32,768', '2.5') in [low, high]; refused with the reason otherwise."""
-    text = _ascii(raw).replace(",", "").replace("_", "")
-    try:
-        value = float(text)
-    except ValueError:
-        raise Refused("it is not a number") from None
+    """A link number exactly as written ('32768', '32,768', '2.5', '1e3') in [low, high]; refused with the reason
+    otherwise, never reshaped into another number."""
+    text = _ascii(raw)
+    if NOT_FINITE.fullmatch(text):
+        raise Refused("it is not a finite number")
+    if not NUMBER_FORM.fullmatch(text):
+        raise Refused("it is not a number")
+    value = float(text.replace(",", ""))
     if not math.isfinite(value):
         raise Refused("it is not a finite number")
     if not low <= value <= high:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from ui.elements import html_element
+from ui.elements.inert import csv_cell
 
 Cell = str | int | float | None
 Rows = Sequence[Sequence[Cell]]
@@ -111,9 +112,10 @@ def _kept_html(
 
 
 def csv_bytes(columns: Sequence[str], rows: Rows) -> bytes:
-    """The table as CSV with its raw values (numbers unformatted, missing values empty), for a download."""
+    """The table as CSV with its raw values (numbers unformatted, missing values empty, text a spreadsheet would run as
+    a formula made inert), for a download."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([["" if value is None else value for value in row] for row in rows])
+    writer.writerow([csv_cell(name) for name in columns])
+    writer.writerows([["" if value is None else csv_cell(value) for value in row] for row in rows])
     return out.getvalue().encode("utf-8")

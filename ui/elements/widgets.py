@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ui.elements import browser, chart_element
+from ui.elements.inert import frame_csv
 from ui.elements.navigation import PageSpec
 from ui.elements.shell import ensure_navigation
 from ui.elements.static_table import csv_bytes
@@ -33,12 +34,19 @@ class OnFirstUse(ModuleType):
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d", "sendChartToCloud"]}
 
 
-def setup_page(spec: PageSpec) -> None:
-    """Route a cold deep link through the app's navigation, then the page's title and one-line summary."""
+LAST_PAGE = "primer_last_page"  # the page the session ran last: a run of another page is a page being opened
+
+
+def setup_page(spec: PageSpec) -> bool:
+    """Route a cold deep link through the app's navigation, then the page's title and one-line summary. True when this
+    run opens the page (a new session, or arriving from another page), False for a rerun of the page itself."""
     ensure_navigation()
+    opened = st.session_state.get(LAST_PAGE) != spec.url_path
+    st.session_state[LAST_PAGE] = spec.url_path
     browser.install()
     st.title(spec.landmark)
     st.caption(spec.summary)
+    return opened
 
 
 def open_tab(labels: Sequence[str], views: Sequence[Callable[..., None]], *args: object) -> None:
@@ -73,7 +81,7 @@ def matrix_frame(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str]
 def download_matrix(matrix: np.ndarray, rows: Sequence[str], columns: Sequence[str], *, name: str, key: str) -> None:
     """A CSV download of a matrix with its row and column labels, built only when clicked (reruns stay cheap)."""
     values, labels = np.array(matrix, dtype=np.float64), (list(rows), list(columns))
-    download_csv(lambda: matrix_frame(values, *labels).to_csv().encode("utf-8"), name=name, key=key)
+    download_csv(lambda: frame_csv(matrix_frame(values, *labels), index=True), name=name, key=key)
 
 
 def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, name: str, key: str) -> None:
@@ -83,7 +91,7 @@ def download_rows(rows: Sequence[Sequence[object]], columns: Sequence[str], *, n
 
 def download_table(frame: pd.DataFrame, *, name: str, key: str) -> None:
     """A CSV download of a table, built only when clicked."""
-    download_csv(lambda: frame.to_csv(index=False).encode("utf-8"), name=name, key=key)
+    download_csv(lambda: frame_csv(frame, index=False), name=name, key=key)
 
 
 def download_csv(data: Callable[[], bytes], *, name: str, key: str) -> None:

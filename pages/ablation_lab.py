@@ -9,9 +9,9 @@ not the fixed text above. Default state = the primer's own example: <BOS> the ca
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ui import leads
 from ui.ablation_lab import views as lab
 from ui.ablation_lab.state import TABS, controls
+from ui.elements import leads
 from ui.elements.glossary import link
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page

@@ -10,9 +10,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.explain.conv import ConvTrace
-from ui import leads
 from ui.cnn_vs_head import views
 from ui.cnn_vs_head.state import STEPS, filter_editor, image_picker, pixel_editor, read_link, window_picker
+from ui.elements import leads
 from ui.elements.glossary import link
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page

@@ -9,7 +9,7 @@ family's training logs: a step change is a lookup.
 
 import streamlit as st
 
-from ui import leads
+from ui.elements import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
 from ui.how_it_learned.state import SECTION, SECTIONS, current_replay, read_link

@@ -1,31 +1,34 @@
 """KV-cache cost calculator and deployment planner: from the primer's formula (§3–4) to GPUs, concurrent users,
 a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 
-Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost_state.py) -> the engine (core.plan.kv_cache,
-core.plan.serving, core.plan.model_config) -> sections and figures (ui/kv_cost.py, ui/kv_planner.py). Only what the
-reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration,
-budget, anatomy, sources; none until one is picked), the engine settings and your own model's upload and fields while
-their expanders are open. The sizes and everything they feed are one fragment, so the main control (context ±) reruns
-only that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost/state.py) -> the engine (core.plan.kv_cache,
+core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only
+what the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy,
+calibration, budget, anatomy, sources; none until one is picked), the engine settings and your own model's upload and
+fields while their expanders are open. The sizes and everything they feed are one fragment, so the main control
+(context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.plan import kv_cache as kv
-from ui import kv_briefing, leads
-from ui import kv_cost as show
-from ui import kv_cost_state as scenario
-from ui import kv_planner as planner
+from ui.elements import leads
 from ui.elements.briefing import app_url, download, scenario_link
 from ui.elements.glossary import link, tip
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
+from ui.kv_cost import answer as answer_view
+from ui.kv_cost import briefing as kv_briefing
+from ui.kv_cost import charts, numbers, planner, scenario, settings, tables
+from ui.kv_cost import link as shared_link
+from ui.kv_cost import sections as reference
+from ui.kv_cost import state as inputs
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 opened = setup_page(SPEC)
-scenario.read_link(SPEC.path, opened=opened)
-scenario.link_notes()
+shared_link.read_link(SPEC.path, opened=opened)
+shared_link.link_notes()
 answer = leads.slot()  # the answer first, above the inputs (on a phone too)
 leads.words("kv_cost")
 st.markdown(
@@ -36,9 +39,9 @@ st.markdown(
     "Every number below follows from "
     "the choices in this box, and the page's address holds all of them: copy the link to share the scenario."
 )
-st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=scenario.load_primer_example, type="primary")
-choice, sizes_column = scenario.scenario_widgets(kv_help=tip("kv-cache"))
-fields = scenario.own_model(choice["model"])
+st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=inputs.load_primer_example, type="primary")
+choice, sizes_column = inputs.scenario_widgets(kv_help=tip("kv-cache"))
+fields = inputs.own_model(choice["model"])
 
 
 @st.fragment
@@ -46,42 +49,42 @@ def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_c
     """The sizes (context and users, in their column above) and all they feed: the answer at the top, the formula,
     charts, table and the picked section. A size, a compared model, a tab or a section reruns only this part; the
     selectors and expanders above rerun the page."""
-    choice = choice | scenario.size_widgets(sizes_column)
+    choice = choice | inputs.size_widgets(sizes_column)
     config, deployment = scenario.resolve(choice, fields)
     result = kv.plan(config, deployment)
     load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while it is closed
 
     auto = scenario.tp_is_auto()
     with answer:
-        show.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
-    show.formula(config, deployment, result)
+        answer_view.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
+    charts.formula(config, deployment, result)
 
-    others = scenario.compare_widget()
-    compared = show.compared_rows(config, deployment, others)
+    others = inputs.compare_widget()
+    compared = numbers.compared_rows(config, deployment, others)
     with answer:
         url, here = app_url(), scenario_link(SPEC.url_path)
         download(
             lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
             file_name="kv-cost-briefing.html",
         )
-        show.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
-    open_tab(scenario.VIEWS, show.VIEW_SECTIONS, compared)
+        answer_view.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
+    open_tab(settings.VIEWS, charts.VIEW_SECTIONS, compared)
 
-    show.comparison_table(compared)
+    tables.comparison_table(compared)
     serving_dep = planner.workload_deployment(config, deployment, load, auto)
-    sections = (  # in the order of scenario.SECTIONS; only the picked one runs
+    sections = (  # in the order of settings.SECTIONS; only the picked one runs
         lambda: planner.workload_section(config, serving_dep, load, auto),
         lambda: planner.build_vs_buy_section(
             config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices)
         ),
         lambda: planner.calibration_section(deployment),
-        lambda: show.finance(config, deployment, kv.budget_effects(config, deployment)),
-        lambda: show.anatomy(config, deployment, result),
-        lambda: show.sources(choice["model"], config, deployment.gpu),
+        lambda: reference.finance(config, deployment, kv.budget_effects(config, deployment)),
+        lambda: reference.anatomy(config, deployment, result),
+        lambda: reference.sources(choice["model"], config, deployment.gpu),
     )
-    picked = scenario.section_picker()  # none by default: the page opens on its answer, the planner on a click
+    picked = inputs.section_picker()  # none by default: the page opens on its answer, the planner on a click
     if picked is not None:
-        dict(zip(scenario.SECTIONS, sections, strict=True))[picked]()
+        dict(zip(settings.SECTIONS, sections, strict=True))[picked]()
 
 
 scenario_results(answer, choice, fields, sizes_column)

@@ -9,7 +9,7 @@ import streamlit as st
 from core.explain.kv_generation import check_against_forward, generate
 from core.explain.sampling import next_token_distribution, sample
 from core.explain.transformer import forward
-from ui import leads
+from ui.elements import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
 from ui.qkv_walkthrough import kv_cache as cache

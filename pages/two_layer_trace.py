@@ -7,7 +7,7 @@ step's matrices and the open tab are drawn, so an interaction reruns in a few mi
 import streamlit as st
 
 from core.explain.weights import trained_model
-from ui import leads
+from ui.elements import leads
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import setup_page
 from ui.two_layer_trace.prompt import prompt_builder

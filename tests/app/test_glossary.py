@@ -101,8 +101,8 @@ def test_find_a_term_filters_entries_and_names_a_search_that_found_nothing():
 
 def test_every_page_links_the_words_it_uses_to_their_entries():
     from tests.app.helpers import run_page
+    from ui.elements.leads import WORDS
     from ui.elements.navigation import PAGES
-    from ui.leads import WORDS
 
     assert {spec.url_path for spec in PAGES} == set(WORDS)
     for spec in PAGES:

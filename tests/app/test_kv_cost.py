@@ -21,7 +21,8 @@ from core.plan.model_config import FIELD_NAMES, param_count, presets
 from tests.app.helpers import chart_specs as figures
 from tests.app.helpers import metric_cards, shown, static_tables, table_downloads, table_footnote
 from tests.app.helpers import numbers as values
-from ui.kv_cost_state import ENGINE_OPEN, FIELD_KEYS, OWN_MODEL_OPEN, SECTION, SECTIONS
+from ui.kv_cost.own_model import FIELD_KEYS
+from ui.kv_cost.settings import ENGINE_OPEN, OWN_MODEL_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
@@ -836,7 +837,7 @@ TYPED_FIELDS = {  # every typed number field of the scenario and the workload, w
     ],  # "inf" and "abc" cannot be typed: the browser's number field refuses the keystrokes (tests/e2e)
 )
 def test_a_bad_typed_number_is_named_under_its_field_and_the_last_scenario_kept(key, typed, shown_as, reason):
-    from ui.kv_cost_state import NUMBERS
+    from ui.kv_cost.settings import NUMBERS
 
     app = AppTest.from_file(PAGE, default_timeout=60)
     app.query_params["users"] = "8"  # a shared scenario: the link must come through the refusal unchanged
@@ -907,7 +908,7 @@ def test_the_headline_is_one_element_whose_every_number_says_what_it_is(at):
 
 
 def test_the_briefing_shows_the_headline_the_page_shows(at):
-    from ui import kv_briefing
+    from ui.kv_cost import briefing as kv_briefing
 
     plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
     listed = kv_briefing.headline(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]), plan)

@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.plan import kv_cache as kv
 from core.plan.model_config import LIMITS, config_from_fields, presets
-from ui.kv_cost_state import FIELD_KEYS, SECTION, SECTIONS, VIEWS
+from ui.kv_cost.own_model import FIELD_KEYS
+from ui.kv_cost.settings import SECTION, SECTIONS, VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")

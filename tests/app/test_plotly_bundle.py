@@ -10,12 +10,12 @@ import tomllib
 from plotly.offline import get_plotlyjs_version
 
 from tests.app.helpers import chart_specs, run_page
-from ui import kv_cost_state as cost
 from ui.ablation_lab import state as lab
 from ui.cnn_vs_head import state as cnn
 from ui.elements import chart_element
 from ui.elements.navigation import ROOT
 from ui.how_it_learned.state import SECTIONS as LEARNED_SECTIONS
+from ui.kv_cost import settings as kv_settings
 from ui.qkv_walkthrough import state as qkv
 from ui.two_layer_trace import views as trace
 
@@ -49,7 +49,7 @@ OPEN = [
     *(("pages/two_layer_trace.py", {"trace_view": view}) for view in trace.VIEWS),
     *(("pages/how_it_learned.py", {"learned_section": section}) for section in LEARNED_SECTIONS),
     *(("pages/ablation_lab.py", {"view": view}) for view in lab.TABS),
-    *(("pages/kv_cost.py", {"view": view}) for view in cost.VIEWS),
+    *(("pages/kv_cost.py", {"view": view}) for view in kv_settings.VIEWS),
 ]
 
 

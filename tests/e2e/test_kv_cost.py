@@ -13,7 +13,7 @@ from core.plan import serving as sv
 from core.plan.model_config import presets
 from tests.e2e.conftest import PageWatch
 from ui.elements.navigation import PAGES
-from ui.kv_cost_state import OWN_MODEL_LABEL
+from ui.kv_cost.settings import OWN_MODEL_LABEL
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 

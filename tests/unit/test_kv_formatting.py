@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ui.arrow_rows import arrow_table
-from ui.kv_cost import count, gb, money, size, size_parts
-from ui.kv_planner import dollars, short
+from ui.elements.numbers import dollars, short
+from ui.kv_cost.arrow_rows import arrow_table
+from ui.kv_cost.numbers import count, gb, money, size, size_parts
 
 
 @given(st.floats(0, 1e30, allow_nan=False))

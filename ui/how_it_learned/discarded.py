@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.explain.checkpoints import Replay
 from core.explain.discarded_world import EARLY, LESSON, RunRow, discarded_types, is_repeat, shipped_runs, verdict
-from ui import leads
+from ui.elements import leads
 from ui.elements.glossary import link
 from ui.elements.static_table import static_table
 from ui.elements.widgets import chart, explain

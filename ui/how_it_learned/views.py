@@ -22,7 +22,7 @@ from core.explain.checkpoints import (
     family_emergence,
     milestones,
 )
-from ui import leads
+from ui.elements import leads
 from ui.elements.glossary import link, tip
 from ui.elements.static_table import static_table
 from ui.elements.widgets import chart, explain

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from core.plan import kv_cache as kv
 from core.plan.model_config import ModelConfig
-from ui import kv_cost as show
-from ui import leads
+from ui.elements import leads
 from ui.elements.briefing import Briefing, Chart
+from ui.kv_cost.answer import headline_cards
+from ui.kv_cost.charts import kv_chart, memory_figure, users_chart
+from ui.kv_cost.numbers import Compared, gb
 
 
 def headline(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[tuple[str, str]]:
     """The page's six headline numbers, as label and value."""
-    return [(card.label, card.value) for card in show.headline_cards(config, dep, plan)]
+    return [(card.label, card.value) for card in headline_cards(config, dep, plan)]
 
 
 def sentences(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[str]:
@@ -19,9 +21,9 @@ def sentences(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[st
     said = [leads.kv_cost(config, dep, plan)]
     if plan.fits:
         said.append(
-            f"One {dep.gpu.name} of a {dep.tp}-GPU copy holds {show.gb(plan.weights_gpu)} of weights and "
-            f"{show.gb(plan.kv_used_gpu)} of KV cache for {plan.batch:,} users, keeping "
-            f"{show.gb(plan.reserve_gpu)} in reserve."
+            f"One {dep.gpu.name} of a {dep.tp}-GPU copy holds {gb(plan.weights_gpu)} of weights and "
+            f"{gb(plan.kv_used_gpu)} of KV cache for {plan.batch:,} users, keeping "
+            f"{gb(plan.reserve_gpu)} in reserve."
         )
     said.append(
         f"Assumptions: {dep.kv_dtype.upper()} cache, {dep.weight_bits}-bit weights, {dep.utilisation:.0%} of GPU "
@@ -33,7 +35,7 @@ def sentences(config: ModelConfig, dep: kv.Deployment, plan: kv.Plan) -> list[st
 
 
 def briefing(
-    config: ModelConfig, dep: kv.Deployment, plan: kv.Plan, compared: show.Compared, *, url: str, link: str
+    config: ModelConfig, dep: kv.Deployment, plan: kv.Plan, compared: Compared, *, url: str, link: str
 ) -> Briefing:
     """The file: headline, sentences, the KV-vs-context, memory and users charts, and the scenario's link (`url` and
     `link` are read while the page runs: the file is built later, outside the page's run)."""
@@ -46,11 +48,11 @@ def briefing(
         headline=headline(config, dep, plan),
         sentences=sentences(config, dep, plan),
         charts=(
-            Chart(show._kv_chart(compared), "KV cache per user against context length, with GPU memory sizes."),
+            Chart(kv_chart(compared), "KV cache per user against context length, with GPU memory sizes."),
             Chart(
-                show.memory_figure(rows, dep.gpu.memory_gb),
+                memory_figure(rows, dep.gpu.memory_gb),
                 "Stacked bars per model: one GPU's memory split into weights, KV cache in use, reserve and free.",
             ),
-            Chart(show._users_chart(compared), "Maximum concurrent users against context length, per model."),
+            Chart(users_chart(compared), "Maximum concurrent users against context length, per model."),
         ),
     )

@@ -20,57 +20,16 @@ from core.plan import calibration as cal
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
-from ui import kv_cost_state as state
 from ui.elements.figures import layout
+from ui.elements.numbers import dollars, log_axis, plural, short
 from ui.elements.widgets import OnFirstUse, chart, explain
+from ui.kv_cost import scenario as kv_scenario
 
 pa = OnFirstUse("pyarrow")
 
 MONEY = st.column_config.NumberColumn(format="dollar", pinned=True)
 PINNED = st.column_config.Column(pinned=True)
 BLUE, ORANGE, GREY = "#1f5f99", "#d9822b", "#5d6d7e"
-
-
-# --------------------------------------------------------------------------------------------------- wording
-def plural(n: float, one: str, many: str | None = None) -> str:
-    """'1 GPU', '4 GPUs', '1,250 users': a count with its noun in the right number."""
-    return f"{n:,.0f} {one if n == 1 else many or one + 's'}"
-
-
-def dollars(value: float) -> str:
-    """$1,234 for large sums, $12.35 for small, $0.0042 below a cent; 'n/a' for infinite or missing values."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    if value >= 1000:
-        return f"${value:,.0f}"
-    return f"${value:,.2f}" if value >= 0.1 else f"${value:,.4f}"
-
-
-def short(value: float, money: bool = False) -> str:
-    """A tick label: 20, 500, 1K, 20K, 1.5M, 2B; with a $ sign for money ($0.05, $20, $1K)."""
-    sign = "$" if money else ""
-    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(value) >= scale:
-            return f"{sign}{value / scale:.3g}{suffix}"
-    return f"{sign}{value:.3g}"
-
-
-def log_axis(title: str, low: float, high: float, *, money: bool = False) -> dict:
-    """A log axis whose ticks are 1-2-5 steps labelled in full ($20, $50, 1K, 10K) instead of plotly's bare minor
-    digits; at most about eight labels (every decade's 1 alone over wide ranges)."""
-    low, high = max(low, 1e-12), max(high, low * 1.0001)
-    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
-    span = math.log10(high / low)
-    steps = (1, 1.5, 2, 3, 4, 5, 6, 8) if span < 1.2 else (1, 2, 5) if span <= 3 else (1,)
-    ticks = [m * 10.0**d for d in decades for m in steps if low / 1.0001 <= m * 10.0**d <= high * 1.0001]
-    if len(ticks) > 9:
-        ticks = ticks[:: math.ceil(len(ticks) / 8)]
-    return {
-        "type": "log",
-        "title": {"text": title},
-        "tickvals": ticks,
-        "ticktext": [short(t, money) for t in ticks],
-    }
 
 
 # --------------------------------------------------------------------------------------------------- workload
@@ -83,7 +42,7 @@ def workload_section(
         "Describe the traffic at its peak and the service you promise; the page finds how many users one model "
         "copy can carry within that promise, how many copies the traffic needs, and what a month costs."
     )
-    state.workload_widgets()
+    kv_scenario.workload_widgets()
     sizing, reason = plan(config, dep, load)
     if sizing is None:
         st.warning(f"No plan on {plural(dep.tp, 'GPU')} of {dep.gpu.name} per copy: {reason}.")
@@ -211,7 +170,7 @@ def _speed_chart(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, siz
 def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv.Workload, api: str, prices) -> None:
     """API prices against self-hosting: the break-even chart and one sentence."""
     st.subheader("Build or buy: self-hosting against an API")
-    state.price_widgets()
+    kv_scenario.price_widgets()
     if api in sv.api_prices():
         preset = sv.api_prices()[api]
         st.caption(f"{preset.provider} list price as of {preset.date}: {preset.source}")

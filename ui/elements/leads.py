@@ -21,7 +21,7 @@ from core.explain.weights import trained_model
 from core.plan import kv_cache as kv
 from core.plan.model_config import ModelConfig
 from ui.elements.glossary import link
-from ui.kv_planner import plural
+from ui.elements.numbers import plural
 
 PRIMER_PROMPT = ("<BOS>", "the", "cat", "sat")
 

@@ -1,0 +1,264 @@
+"""The cost page's scenario vocabulary: its choices and their labels, every number field with its bounds and default,
+the engine settings' defaults, and the page's own memory between runs (one session entry)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import streamlit as st
+
+from core.plan import kv_cache as kv
+from core.plan import serving
+from core.plan.model_config import (
+    BIASES,
+    NORMS,
+    ModelConfig,
+    presets,
+)
+from ui.kv_cost.own_model import (
+    CUSTOM,
+    FIELD_KEYS,
+)
+
+DEFAULTS = kv.defaults()
+FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
+COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
+MAX_COMPARE = 4  # models compared beside the current one
+VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
+BLOCKS = (1, 16, 32)
+LINK_NOTES = "kv_link_notes"
+MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
+OWN_MODEL_OPEN = "kv_own_model_open"
+OWN_MODEL_LABEL = "Your own model: upload or paste a Hugging Face config.json, or edit every size"
+ENGINE_OPEN = "kv_engine_open"
+ENGINE_LABEL = "Engine settings: GPUs per model copy, shared prompt, memory use and speed"
+SECTION = "kv_section"
+SECTIONS = (  # the planner's sections below the side-by-side table, one drawn at a time
+    "Workload and bill",
+    "Build vs buy",
+    "Calibration",
+    "Budget",
+    "Model anatomy",
+    "Sources",
+)
+SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
+AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
+
+FIELD_LABELS = {
+    "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
+    "d_model": ("Width d_model", "How many numbers describe each token inside the model (the residual stream)."),
+    "n_heads": ("Attention heads h", "How many attention heads each layer runs side by side."),
+    "n_kv_heads": (
+        "KV heads",
+        "How many distinct K/V pairs each layer stores per token. Equal to the heads = classic multi-head; fewer = "
+        "grouped-query attention (GQA); 1 = multi-query (MQA). Fewer KV heads, smaller cache.",
+    ),
+    "head_dim": ("Head size d_k", "Numbers per head in each K or V vector (often d_model / h, not always)."),
+    "vocab_size": ("Vocabulary V", "How many different tokens the model knows; sets the embedding's size."),
+    "d_ff": ("MLP width d_ff", "Hidden width of each layer's MLP block (dense layers)."),
+    "tied_embeddings": ("Tied embeddings", "The output matrix reuses the input embedding (U = Eᵀ), saving V·d_model."),
+    "gated_mlp": ("Gated MLP", "Three MLP matrices (gate, up, down) as in Llama; off = two (W₁, W₂) as in GPT-2."),
+    "norm": ("Norm type", "LayerNorm has a scale and a shift per number; RMSNorm only a scale."),
+    "norms_per_layer": ("Norms per layer", "Normalisations inside each block (2 usually; 4 in Gemma-2)."),
+    "bias": ("Biases", "Which projections carry a bias vector: none, only Q/K/V, or all (GPT-2)."),
+    "learned_positions": ("Learned positions", "Rows of a learned position table (GPT-2: 1024); 0 for rotary."),
+    "kv_lora_rank": (
+        "Latent rank (MLA)",
+        "Multi-head latent attention (DeepSeek): the size of the one compressed vector cached per token and "
+        "layer instead of K and V. 0 = ordinary attention.",
+    ),
+    "qk_rope_head_dim": ("Rotary key part (MLA)", "Extra position-carrying numbers cached beside the latent."),
+    "q_lora_rank": ("Query rank (MLA)", "Compressed query size (weights only; 0 = full query projection)."),
+    "qk_nope_head_dim": ("Key head size (MLA)", "Per-head key size rebuilt from the latent (weights only)."),
+    "v_head_dim": ("Value head size (MLA)", "Per-head value size rebuilt from the latent (weights only)."),
+    "sliding_window": ("Sliding window W", "Sliding layers keep only the last W tokens; 0 = none."),
+    "sliding_layers": ("Sliding layers", "How many of the layers use the window (Mistral: all; Gemma-2: half)."),
+    "n_experts": ("Experts", "Mixture of experts: MLP copies per layer, of which a few run per token; 0 = dense."),
+    "experts_per_token": ("Experts per token", "How many experts each token is routed to."),
+    "expert_d_ff": ("Expert width", "Hidden width of one expert."),
+    "shared_experts": ("Shared experts", "Experts every token always uses (DeepSeek: 1)."),
+    "dense_layers": ("Dense first layers", "Layers at the bottom that keep an ordinary MLP (DeepSeek-V3: 3)."),
+    "max_context": (
+        "Maximum context (tokens)",
+        "The longest conversation the model is built for (config.json max_position_embeddings); 0 = not stated. "
+        "The page warns when the context per user is longer.",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class NumberSpec:
+    """A number input of the scenario: its label, bounds, default, step and plain-words help."""
+
+    label: str
+    low: float
+    high: float
+    default: float
+    step: float
+    help: str
+
+
+@dataclass
+class Memory:
+    """What the page keeps between runs besides its widgets' values, in one session entry: every selector and number
+    field reads every session entry on each run, so one entry instead of five keeps each run cheaper."""
+
+    link_read: bool = False  # the shared link has been read (`read_link` reads it once per session)
+    typed_ok: dict[str, float] = field(default_factory=dict)  # each number field's last valid value (put back)
+    typed_notes: dict[str, str] = field(default_factory=dict)  # the refused typed value of each field, named under it
+    last_valid: tuple[ModelConfig, kv.Deployment] | None = None  # shown while the scenario cannot be computed
+    last_workload: serving.Workload | None = None  # shown while the workload cannot be served
+
+
+def memory() -> Memory:
+    """The page's memory for this session."""
+    kept = st.session_state.get(MEMORY)
+    if kept is None:
+        kept = st.session_state[MEMORY] = Memory()
+    return kept
+
+
+NUMBERS = {
+    "context": NumberSpec(
+        "Context per user T (tokens)",
+        1,
+        10_000_000,
+        32768,
+        1024,
+        "Prompt plus answer held in memory for each conversation.",
+    ),
+    "users": NumberSpec(
+        "Concurrent users", 1, 1_000_000, 16, 1, "Conversations running at the same moment (each has its own KV cache)."
+    ),
+    "prefix": NumberSpec(
+        "Shared system prompt (tokens)",
+        0,
+        10_000_000,
+        0,
+        256,
+        "A prefix every conversation starts with; prefix caching stores it once per model copy.",
+    ),
+    "price": NumberSpec(
+        "Price per GPU-hour ($)",
+        0.01,
+        1000.0,
+        float(DEFAULTS["price_per_gpu_hour"]),
+        0.1,
+        "Your cloud or amortised on-premise cost of one GPU for one hour.",
+    ),
+    "util": NumberSpec(
+        "Memory the engine may use",
+        0.5,
+        0.99,
+        float(DEFAULTS["gpu_memory_utilization"]),
+        0.01,
+        "vLLM's gpu_memory_utilization: the rest is reserve.",
+    ),
+    "eff": NumberSpec(
+        "Bandwidth efficiency (MBU)",
+        0.1,
+        1.0,
+        float(DEFAULTS["bandwidth_efficiency"]),
+        0.01,
+        "Model bandwidth utilisation: the share of peak memory bandwidth decoding really gets.",
+    ),
+    "mfu": NumberSpec(
+        "Compute efficiency (MFU)",
+        0.05,
+        1.0,
+        float(DEFAULTS["mfu"]),
+        0.01,
+        "Model FLOPs utilisation: the share of the GPU's peak FLOP/s prefill and large batches really get.",
+    ),
+    "overhead": NumberSpec(
+        "Fixed cost per layer and pass (µs)",
+        0.0,
+        10_000.0,
+        float(DEFAULTS["layer_overhead_us"]),
+        5.0,
+        "Kernel launches and synchronisation: paid once per layer by every prefill and every decode step.",
+    ),
+    # the workload (drawn in its section; kept in the session and the link like the engine settings)
+    "rpm": NumberSpec(
+        "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
+    ),
+    "prompt": NumberSpec(
+        "Mean prompt (input tokens)", 1, 1_000_000, 1000, 100, "Tokens sent per request: question, context, history."
+    ),
+    "answer": NumberSpec("Mean answer (output tokens)", 1, 100_000, 250, 50, "Tokens generated per request."),
+    "ttft": NumberSpec(
+        "First token within (seconds)", 0.01, 600.0, 2.0, 0.5, "Latency target: time until the answer starts."
+    ),
+    "speed": NumberSpec(
+        "At least tokens/s per user", 0.1, 10_000.0, 20.0, 5.0, "Latency target: reading speed of the answer."
+    ),
+    "hours": NumberSpec(
+        "Hours served per month", 1.0, 744.0, 730.0, 10.0, "Hours the GPUs are rented per month (730 = always on)."
+    ),
+    "api_in": NumberSpec(
+        "API $ per 1M input tokens", 0.0, 10_000.0, FIRST_API.input_per_m, 0.05, "The API's list price for input."
+    ),
+    "api_out": NumberSpec(
+        "API $ per 1M output tokens", 0.0, 10_000.0, FIRST_API.output_per_m, 0.05, "The API's list price for output."
+    ),
+}
+
+
+ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
+    "tp": AUTO,
+    "prefix": NUMBERS["prefix"].default,
+    "util": NUMBERS["util"].default,
+    "block": 16,
+    "eff": NUMBERS["eff"].default,
+    "mfu": NUMBERS["mfu"].default,
+    "overhead": NUMBERS["overhead"].default,
+}
+WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours")
+PRICE_KEYS = ("api_in", "api_out")
+
+
+def model_label(model_id: str) -> str:
+    """What the model selectors show (and the URL stores) for a preset id or 'custom'."""
+    return "Custom (fields below)" if model_id == CUSTOM else presets()[model_id].name
+
+
+def bits_label(bits: int) -> str:
+    """'16-bit' for 16: how the weight selector shows a bit width."""
+    return f"{bits}-bit"
+
+
+def gpu_name(gpu_id: str) -> str:
+    """The GPU selector's label for a preset id."""
+    return kv.gpus()[gpu_id].name
+
+
+def tp_label(tp: object) -> str:
+    """'Auto (fewest that fit)' or the GPU count."""
+    return "Auto (fewest that fit)" if tp == AUTO else str(tp)
+
+
+def api_label(price_id: str) -> str:
+    """An API price preset as 'DeepSeek deepseek-chat (DeepSeek-V3), 2025-02', or 'Your own prices'."""
+    if price_id == CUSTOM:
+        return "Your own prices"
+    price = serving.api_prices()[price_id]
+    return f"{price.provider} {price.model}, {price.date}"
+
+
+def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
+    """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
+    return {
+        "model": ([*presets(), CUSTOM], model_label),
+        "compare": (list(presets()), model_label),
+        "kv_dtype": (list(kv.DTYPE_BYTES), str.upper),
+        "w_bits": (list(kv.WEIGHT_BITS), bits_label),
+        "gpu": (list(kv.gpus()), gpu_name),
+        "tp": ([AUTO, *kv.TP_OPTIONS], tp_label),
+        "api": ([*serving.api_prices(), CUSTOM], api_label),
+        "block": (list(BLOCKS), str),
+        "view": (list(VIEWS), str),
+        SECTION: (list(SECTIONS), str),
+        FIELD_KEYS["norm"]: (list(NORMS), str),
+        FIELD_KEYS["bias"]: (list(BIASES), str),
+    }

@@ -1,0 +1,405 @@
+"""The cost page's inputs: its widgets (the URL holds them all) and their callbacks, config uploads and pastes.
+
+Widgets always drawn are bound to the URL; those drawn only while their expander is open (engine settings, model
+fields) keep their values in the session and write the link themselves (`keep_in_link`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from core.plan import kv_cache as kv
+from core.plan.model_config import (
+    BIASES,
+    FIELD_NAMES,
+    LIMITS,
+    MAX_CONFIG_BYTES,
+    NORMS,
+    ModelConfig,
+    ParseReport,
+    model_name,
+    parse_config_text,
+    presets,
+)
+from ui.elements import link_reader as lr
+from ui.elements.safe_text import plain
+from ui.kv_cost.link import field_link_form
+from ui.kv_cost.own_model import (
+    CUSTOM,
+    CUSTOM_NAME,
+    FIELD_KEYS,
+    NAME_KEY,
+    PRIMER,
+    YOUR_MODEL,
+    check_paste,
+    custom_name,
+)
+from ui.kv_cost.settings import (
+    BLOCKS,
+    COMPARE_DEFAULT,
+    DEFAULTS,
+    ENGINE_DEFAULTS,
+    ENGINE_LABEL,
+    ENGINE_OPEN,
+    FIELD_LABELS,
+    NUMBERS,
+    OWN_MODEL_LABEL,
+    OWN_MODEL_OPEN,
+    SECTION,
+    SECTIONS,
+    SIZES,
+    NumberSpec,
+    choices,
+    memory,
+)
+
+
+# --------------------------------------------------------------------------------------------------- callbacks
+def copy_into_fields(config: ModelConfig) -> None:
+    """Fill the model fields with a config's values."""
+    for name, key in FIELD_KEYS.items():
+        st.session_state[key] = getattr(config, name)
+
+
+def on_model_change() -> None:
+    chosen = st.session_state["model"]
+    if chosen != CUSTOM:
+        copy_into_fields(presets()[chosen])
+
+
+def on_field_change() -> None:
+    chosen = st.session_state.get("model")
+    if chosen in presets():  # a preset edited by hand keeps its name, marked as edited
+        st.session_state[CUSTOM_NAME] = model_name(f"{presets()[chosen].name} (edited)", YOUR_MODEL)
+    st.session_state["model"] = CUSTOM
+
+
+def load_primer_example() -> None:
+    """The primer's example: its 7B, 32K tokens, FP16."""
+    st.session_state["model"] = PRIMER
+    st.session_state["context"] = 32768
+    st.session_state["kv_dtype"] = "fp16"
+    copy_into_fields(presets()[PRIMER])
+
+
+def _apply_report(report: ParseReport, source: str) -> None:
+    st.session_state["kv_report"] = (source, report)
+    if report.config is not None:
+        copy_into_fields(report.config)
+        st.session_state["model"] = CUSTOM
+        st.session_state[CUSTOM_NAME] = report.config.name
+
+
+def on_upload() -> None:
+    upload = st.session_state.get("kv_upload")
+    if upload is not None:  # parse_config_text refuses files over MAX_CONFIG_BYTES with their size
+        _apply_report(parse_config_text(upload.getvalue(), name=upload.name), upload.name)
+
+
+def on_paste() -> None:
+    """Use the pasted config; once its sizes are in the model fields the box is emptied, so the text is neither held
+    in the session nor re-sent by the browser on every run (a config that cannot be used stays, to be corrected)."""
+    if check_paste():
+        _apply_report(parse_config_text(st.session_state.get("kv_paste", ""), name="Pasted config"), "pasted text")
+        if st.session_state["kv_report"][1].config is not None:
+            st.session_state["kv_paste"] = ""
+
+
+# --------------------------------------------------------------------------------------------------- widgets
+def select_field(label: str, key: str, help: str, widget: Callable = st.selectbox, **extra: object) -> None:
+    """A selector whose options and labels come from `choices()`, so links are read the way they are written; bound
+    to the URL unless `extra` says otherwise."""
+    options, shown = choices()[key]
+    widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
+
+
+@cache
+def _spec(key: str) -> NumberSpec:
+    """A number field's NumberSpec: the scenario's own, or a model field's (its limits, the primer's value, step 1);
+    built once per key, as every run reads it several times per field."""
+    if key in NUMBERS:
+        return NUMBERS[key]
+    name = key.removeprefix("f_")
+    label, helptext = FIELD_LABELS[name]
+    return NumberSpec(label, *LIMITS[name], getattr(presets()[PRIMER], name), 1, helptext)
+
+
+def _whole(key: str) -> bool:
+    """True for a field that takes whole numbers only (tokens, users, model sizes), as its default says."""
+    return isinstance(_spec(key).default, int)
+
+
+def typed_value(key: str) -> float | int:
+    """A number field's current value in its own type (a whole-number field's as an int, so the link writes 32768)."""
+    value = st.session_state.get(key, _spec(key).default)
+    return int(value) if _whole(key) else float(value)
+
+
+def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
+    """On a typed or stepped value: keep it if the field can use it, otherwise put the last valid value back and name
+    what was typed (the browser's own checks drop such values without a word, or read 1e308 as 1)."""
+    spec, value = _spec(key), st.session_state.get(key)
+    kept = memory().typed_ok.get(key, spec.default)
+    notes = memory().typed_notes
+    try:
+        read = lr.read_number(repr(value), spec.low, spec.high, _whole(key))
+    except lr.Refused as refused:
+        notes[key] = lr.typed_refusal(spec.label, value, str(refused), kept)
+        st.session_state[key] = kept
+        return
+    notes.pop(key, None)
+    st.session_state[key] = read
+    if then is not None:
+        then()
+
+
+def number_field(key: str, container: object = st, **extra: object) -> float | int:
+    """A number input (a slider for the two fractions) from its NumberSpec, bound to the URL unless `extra` says
+    otherwise; returns its value (`typed_value`).
+
+    A number input has no bounds of its own and takes decimals: the browser then passes every typed value on
+    (bounded or whole-number inputs drop out-of-range values silently and read 1e308 as 1), and `_check_typed`
+    keeps or refuses it by the NumberSpec, naming a refused value under the field.
+    """
+    spec = _spec(key)
+    common = {"key": key, "help": spec.help, **{"bind": "query-params", **extra}}
+    if key in ("util", "eff", "mfu"):
+        container.slider(spec.label, spec.low, spec.high, spec.default, spec.step, **common)
+        return typed_value(key)
+    common.setdefault("format", "%.0f" if _whole(key) else None)
+    then = common.pop("on_change", None)
+    container.number_input(
+        spec.label,
+        value=float(spec.default),
+        step=float(spec.step),
+        on_change=_check_typed,
+        args=(key, then),
+        **common,
+    )
+    page = memory()
+    value = page.typed_ok[key] = typed_value(key)
+    if note := page.typed_notes.get(key):
+        container.warning(note)
+    return value
+
+
+def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
+    """The scenario's selectors in three columns and the engine settings; returns their values by key and the middle
+    column, which the page's fragment fills with the sizes (`size_widgets`)."""
+    top = st.columns(3)
+    with top[0]:
+        select_field(
+            "Model",
+            "model",
+            "A published model, or 'Custom' for your own: upload its config.json or edit its sizes in 'Your own model' "
+            "below.",
+            on_change=on_model_change,
+        )
+        select_field(
+            "KV cache number type",
+            "kv_dtype",
+            kv_help + "\n\nBytes per stored number: FP32 = 4, FP16/BF16 = 2, FP8/INT8 = 1, INT4 = ½.",
+            index=1,
+        )
+        select_field("Weights stored at", "w_bits", "16-bit = original; 8- or 4-bit = quantised weights.")
+    with top[2]:
+        gpu_ids = list(kv.gpus())
+        select_field("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
+        price = number_field("price", format="%.2f")
+    engine = st.expander(ENGINE_LABEL, key=ENGINE_OPEN, on_change="rerun")
+    if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
+        kept = {"bind": None, "persist_state": "session"}
+        with engine:
+            cols = st.columns(3)
+            with cols[0]:
+                select_field(
+                    "GPUs per model copy (tensor parallelism)",
+                    "tp",
+                    "The model's weights and KV heads are split across this many GPUs working as one. 'Auto' takes "
+                    "the fewest GPUs that hold the model and one user at this context.",
+                    **kept,
+                )
+            number_field("prefix", cols[1], **kept)
+            cols = st.columns(3)
+            number_field("util", cols[0], **kept)
+            with cols[1]:
+                select_field(
+                    "KV block size (tokens)",
+                    "block",
+                    "Memory is handed out in pages of this many tokens (vLLM 16, TensorRT-LLM 32).",
+                    index=BLOCKS.index(ENGINE_DEFAULTS["block"]),
+                    **kept,
+                )
+            number_field("eff", cols[2], **kept)
+            cols = st.columns(3)
+            number_field("mfu", cols[0], **kept)
+            number_field("overhead", cols[1], **kept)
+            cols[2].caption(
+                "MBU, MFU and the fixed cost start at the values fitted on the published measurements in the "
+                "Calibration section; change them to see how every time and cost below moves."
+            )
+    engine_values = {
+        key: typed_value(key) if key in NUMBERS else st.session_state.get(key, default)
+        for key, default in ENGINE_DEFAULTS.items()
+    }
+    keep_in_link(
+        {key: None if value == ENGINE_DEFAULTS[key] else _link_form(key, value) for key, value in engine_values.items()}
+    )
+    keys = ("model", "kv_dtype", "w_bits", "gpu")
+    return {key: st.session_state[key] for key in keys} | {"price": price} | engine_values, top[1]
+
+
+def _link_form(key: str, value: object) -> str:
+    """How the link writes a setting drawn only in its expander: a choice by its label, as bound selectors write it."""
+    return choices()[key][1](value) if key in choices() else str(value)
+
+
+def size_widgets(column: DeltaGenerator) -> dict:
+    """Context and concurrent users in their column; returns their values by key. Drawn by the page's
+    fragment, so a change reruns only what the sizes feed, not the selectors and expanders around them."""
+    return {key: number_field(key, column) for key in SIZES}
+
+
+def own_model(model: str) -> dict:
+    """One expander for building your own model: a config.json to upload or paste, then every size of the model as a
+    field. Returns the custom model's fields by name ({} for a preset, whose fields are its own). Its widgets are drawn
+    only while it is open (a closed one costs nothing); the values live in the session either way, and the link holds
+    them while the model is Custom (`_fields_in_link`)."""
+    box = st.expander(OWN_MODEL_LABEL, key=OWN_MODEL_OPEN, on_change="rerun")
+    if box.open:
+        with box:
+            _config_inputs()
+            st.markdown("**Every size of the model** (edit any to build your own; the model becomes Custom)")
+            _field_widgets()
+    primer = presets()[PRIMER]
+    values = {
+        name: typed_value(key) if name in LIMITS else st.session_state.get(key, getattr(primer, name))
+        for name, key in FIELD_KEYS.items()
+        if model == CUSTOM
+    }
+    _fields_in_link(values)
+    return values
+
+
+def _field_widgets() -> None:
+    """Every size of the model as a field, four to a row (row by row, so a phone stacks them in reading order).
+
+    Not bound to the URL (see `keep_in_link`); `persist_state` keeps a value while the widget is not drawn.
+    """
+    for start in range(0, len(FIELD_NAMES), 4):
+        row = FIELD_NAMES[start : start + 4]
+        for col, name in zip(st.columns(4), row, strict=False):  # the last row is shorter
+            with col:
+                _field_widget(name)
+
+
+def _field_widget(name: str) -> None:
+    """One model field, defaulting to the primer's 7B: a checkbox, a choice or a number."""
+    label, helptext = FIELD_LABELS[name]
+    key = FIELD_KEYS[name]
+    default = getattr(presets()[PRIMER], name)
+    common = {"key": key, "persist_state": "session", "help": helptext, "on_change": on_field_change}
+    if isinstance(default, bool):
+        st.checkbox(label, default, **common)
+    elif name in ("norm", "bias"):
+        options = list(NORMS if name == "norm" else BIASES)
+        st.selectbox(label, options, options.index(default), **common)
+    else:
+        number_field(key, bind=None, persist_state="session", on_change=on_field_change)
+
+
+def _fields_in_link(values: dict) -> None:
+    """Keep the custom model's fields in the link, so it reproduces the scenario: every field that differs from the
+    primer's 7B, only while the model is Custom (`values` is then not empty; a preset's name implies its fields)."""
+    primer = presets()[PRIMER]
+    keep_in_link(
+        {
+            key: field_link_form(values[name]) if values and values[name] != getattr(primer, name) else None
+            for name, key in FIELD_KEYS.items()
+        }
+        | {NAME_KEY: custom_name() if values and custom_name() != YOUR_MODEL else None}
+    )
+
+
+def keep_in_link(wanted: dict[str, str | None]) -> None:
+    """Write these link parameters (None = leave out) for values whose widgets are not bound to the URL: Streamlit
+    deletes a bound widget's parameter whenever the widget is not drawn, so a closed expander would break the link."""
+    link = st.query_params.to_dict()
+    for key, value in wanted.items():
+        if value is None and key in link:
+            del st.query_params[key]
+        elif value is not None and link.get(key) != value:
+            st.query_params[key] = value
+
+
+def _config_inputs() -> None:
+    """Upload or paste a Hugging Face config.json, and what came of the last one (the pasted text is kept while the
+    expander is closed)."""
+    st.file_uploader(
+        "config.json (up to 1 MB)",
+        type=["json"],
+        key="kv_upload",
+        on_change=on_upload,
+        help="The model's config.json from its Hugging Face page ('Files and versions').",
+    )
+    st.text_area(
+        f"…or paste its contents (up to {MAX_CONFIG_BYTES:,} characters)",
+        key="kv_paste",
+        height=120,
+        max_chars=MAX_CONFIG_BYTES + 1,  # one more than is read: a longer paste arrives cut here, and is refused
+        placeholder='{"num_hidden_layers": 32, …}',
+        persist_state="session",
+        on_change=check_paste,
+    )
+    st.button("Use pasted config", on_click=on_paste)
+    _report_box()
+
+
+def _report_box() -> None:
+    if "kv_report" not in st.session_state:
+        return
+    source, report = st.session_state["kv_report"]
+    if report.config is None:
+        st.error(
+            f"Could not use the config from {plain(source)}; the current scenario is unchanged.\n\n"
+            + "\n".join(f"- {plain(message, 300)}" for message in report.errors)
+        )
+        return
+    st.success(f"Loaded “{plain(report.config.name)}” from {plain(source)} into the model fields (model = Custom).")
+    st.markdown("**Fields read:** " + ", ".join(plain(name) for name in report.used))
+    if report.assumed:
+        st.markdown(
+            "**Missing or not stated, so assumed:**\n" + "\n".join(f"- {plain(text, 300)}" for text in report.assumed)
+        )
+
+
+def compare_widget() -> tuple[ModelConfig, ...]:
+    """Up to four presets to compare with the current model; returns their configs."""
+    select_field(
+        "Models to compare (up to 4, beside the current one)",
+        "compare",
+        "Shown as extra lines in the charts and rows in the table.",
+        default=COMPARE_DEFAULT,
+        max_selections=4,
+        widget=st.multiselect,
+    )
+    return tuple(presets()[key] for key in st.session_state["compare"])
+
+
+def section_picker() -> str | None:
+    """The planner's sections as one row of buttons below the table, bound to the link; returns the picked one, or None
+    (the default: the page opens on its answer, and only a picked section is drawn)."""
+    picked = st.segmented_control(
+        "Plan further",
+        SECTIONS,
+        key=SECTION,
+        bind="query-params",
+        help="Pick a section to open it below; the link then opens it too. Workload and bill: GPUs and the monthly "
+        "bill for your traffic. Build vs buy: the same traffic against an API's prices. Calibration: the time model "
+        "against measured servers. Budget: what each lever saves. Model anatomy: where the bytes go. Sources: where "
+        "every figure comes from.",
+    )
+    return picked

@@ -16,14 +16,13 @@ from core.explain.analysis import (
     patching_table,
     short_label,
 )
-from core.explain.primer_slips import appendix_a_slips
 from core.explain.transformer import HeadKey
 from ui.ablation_lab.results import PRIMER, ceilings, family_names, shared, sweep, three_decimals, three_places
 from ui.ablation_lab.state import BEYOND, HEADS, MODEL, PROMPTS, Setting, q
 from ui.ablation_lab.subsets import shipped_family, trained_evidence
 from ui.elements.comparisons import bar_panels, grouped_bars
 from ui.elements.figures import heatmap
-from ui.elements.primer_slips import slip_box
+from ui.elements.primer_slips import slip_box, slips
 from ui.elements.static_table import static_table
 from ui.elements.widgets import OnFirstUse, chart, download_table, explain
 
@@ -63,7 +62,7 @@ def collateral_tab(setting: Setting) -> None:
         f"best possible top-1 on them is {c.token_only:.3f}; the token and its position reach {c.position_aware:.3f}; "
         f"the trained model scores {ev.baseline_bigram:.3f}."
     )
-    slip_box(appendix_a_slips(), key="ablation-slips")
+    slip_box(slips("five_after_the", "bigram_could_answer"), key="ablation-slips")
 
 
 @lru_cache(maxsize=32)

@@ -295,13 +295,16 @@ def test_patterns_tab_puts_brightness_next_to_damage():
     verdict = "is" if evidence.brightest_is_load_bearing else "is not"
     family = ex.shipped_family()
     runs, agree = len(family.carriers), family.brightest_load_bearing
-    lead = f"#### Across {runs} trained models, the brightest head is the load-bearing one in only {agree}."
-    assert (runs, agree) == (9, 2)  # the finding the heading leads with
+    lead = f"#### Across {runs} trained models, the brightest head is load-bearing in only {agree}."
+    # the finding the heading leads with, under the page's one definition (rule accuracy ≤ 0.2 once removed): the
+    # shipped model and seeds 3 and 8 (it read 2 under an earlier test that also disagreed with seed 2's own row)
+    assert (runs, agree) == (9, 3)
     headings = [m.value for m in at.markdown if m.value.startswith("####")]
     assert headings[0] == lead
     assert at.markdown[[m.value for m in at.markdown].index(lead) + 1].value.startswith(
         f"In the shipped model, drawn below, it {verdict}; the other 8 runs are under "
-        "⑥ Beyond the primer → Model family"
+        "⑥ Beyond the primer → Model family. The brightest head is the one that puts most of the copula's attention "
+        "on the subject noun; load-bearing: removing that head alone leaves held-out rule accuracy at 0.2 or less"
     )
     first_chart = next(i for i, m in enumerate(at.markdown) if m.value.startswith("**What a demo shows:**"))
     assert [m.value for m in at.markdown].index(lead) < first_chart  # the finding leads the tab

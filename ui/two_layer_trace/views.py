@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.explain.trace_views import (
     COPULA_PROBES,
+    CopulaProbe,
     PrimerSection6,
     head_labels,
     lens_probabilities,
@@ -133,6 +134,15 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     )
 
 
+def favourite(probe: CopulaProbe) -> str:
+    """The top answer of a copula probe in running text, or the top two when they tie at the three decimals shown
+    ('blue and red, tied at 0.500')."""
+    first, second = probe.top[:2]
+    if f"{first.probability:.3f}" == f"{second.probability:.3f}":
+        return f"{first.token} and {second.token}, tied at {first.probability:.3f}"
+    return f"{first.token} ({first.probability:.3f})"
+
+
 def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """§6's copula probe side by side (cat is / mat is / dog was / floor was) and all 16 copula types."""
     vocab = list(model.vocabulary)
@@ -160,8 +170,9 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         )
         + ".",
         "The deciding word is the noun one place back, never the copula itself: only attention can carry it there. "
-        f"Swapping cat for mat moves the favourite from {probes[0].top[0].token} to {probes[1].top[0].token}, the "
-        "primer's evidence that the model uses context.",
+        f"Swapping {probes[0].prompt[-2]} for {probes[1].prompt[-2]} moves the answer from {favourite(probes[0])} "
+        f"to {favourite(probes[1])}: from the {probes[0].subject_class} adjectives to the "
+        f"{probes[1].subject_class} ones, the primer's evidence that the model uses context.",
     )
     rows = copula_rows()
     frame = pd.DataFrame(
@@ -411,6 +422,22 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
     )
     download_table(frame, name="logits and probabilities, primer vs ours", key="tr-pvo-all")
     slip_box(slips("runners_up_share", "two_decimal_rounding"), key="tr-slips-readout")
+
+
+def plain_words(model: Model, tokens: tuple[str, ...]) -> str:
+    """What the page shows, in words, before any symbol; then the symbols its steps use, each explained."""
+    c = model.config
+    return (
+        "**What this page shows.** A short sentence goes in, and each word becomes a list of numbers. The model then "
+        f"works in {c.n_layers} rounds: in each, every word reads the words before it (attention), then is refined "
+        "on its own (the MLP). The last word's numbers finally become a score for every word the model knows, and "
+        "the highest score is its guess for the next word. Pick a step in the list to see the numbers at that "
+        "point.\n\n"
+        f"**Symbols.** *T* is the number of tokens in the prompt (here {len(tokens)}) and *d* (d_model) the numbers "
+        f"kept per token ({c.d_model}); a shape *T* × *d* is a table of one row per token. *ids* are the tokens' "
+        "positions in the vocabulary, *E* the embedding table (one row per vocabulary word), so *E*[ids] are the "
+        "prompt's rows; ∈ ℝ^{T×d} reads “is a table of real numbers with T rows and d columns”."
+    )
 
 
 def headline(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:

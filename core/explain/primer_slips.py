@@ -92,6 +92,8 @@ def runners_up(doc: dict, tokens: list[str]) -> dict[str, object]:
     return {
         "tokens": tokens,
         "printed": printed,
+        "logits": [float(readout["logits"][i]) for i in index],
+        "n_logits": len(readout["logits"]),
         "printed_sum": float(sum(printed)),
         "computed": computed,
         "computed_sum": float(sum(computed)),

@@ -188,7 +188,7 @@ def test_both_roads_checks_the_w_v_and_self_attention_remarks():
     assert zeroed.identical and not kept.identical and not literal.identical
     # the remark is a slip once the projections carry biases: the box quotes it with the engine's checks
     assert "“So set W_O = 0 (equivalently W_V = 0). Now, no matter what attention pattern" in shown
-    assert "Every projection here also carries a bias vector (b_Q, b_K, b_V, b_O, b_1, b_2)." in shown
+    assert "Every projection here also carries a bias vector (b_Q, b_K, b_V, b_O, b_1, b_2)" in shown
     assert f"Only {zeroed.check} gives every bit equal" in shown
     assert f"{kept.check}: max |Δ| = {kept.max_abs_delta:.3g}" in shown and "max |Δ| = 9.35" in shown
     assert f"{literal.check}: max |Δ| = {literal.max_abs_delta:.3g}" in shown

@@ -92,9 +92,7 @@ def collateral_sentence(ev: HeadEvidence) -> str:
             + ", ".join(f"{short_label(ev.heads[i])} {ev.class_accuracy[i]:.2f}" for i in breakers)
             + f") also costs at least {least:.3f} of bigram top-1: no single head is a clean cut here, unlike the "
             f"primer's layer-{max(layer for layer, _ in HEADS) + 1} heads, which halve its class accuracy and leave "
-            "its bigram slots at "
-            + " and ".join(f"{v:.3f}" for v in primer_clean_bigram())
-            + "."
+            "its bigram slots at " + " and ".join(f"{v:.3f}" for v in primer_clean_bigram()) + "."
         )
     return text
 

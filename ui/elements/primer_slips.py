@@ -31,8 +31,8 @@ def _layer(f: dict) -> str:
     return f"layer {f['layer']}, head {f['head']}, row for {f['row']}"
 
 
-def _share(values: list[float]) -> str:
-    return " + ".join(f"{v:.3f}" for v in values)
+def _share(values: list[float], decimals: int = 3) -> str:
+    return " + ".join(f"{v:.{decimals}f}" for v in values)
 
 
 def printed_and_check(slip: Slip) -> tuple[str, str, str]:
@@ -67,10 +67,13 @@ def printed_and_check(slip: Slip) -> tuple[str, str, str]:
         )
     if key == "runners_up_share":
         tokens = " and ".join(f["tokens"])
+        each = ", ".join(f"{t} {v:.3f}" for t, v in zip(f["tokens"], f["printed"], strict=True))
+        logits = ", ".join(f"{t} {v:.3f}" for t, v in zip(f["tokens"], f["logits"], strict=True))
         return (
             PRINTED,
-            f"{tokens} at {_share(f['printed'])} = {f['printed_sum']:.3f} in the probability line; the logit line",
-            f"the softmax of the printed logits gives {tokens} {_share(f['computed'])} = "
+            f"the probability line: {each} (together {f['printed_sum']:.3f}); the line of all {f['n_logits']} logits "
+            f"({logits}, …)",
+            f"the softmax of the printed logits gives {tokens} {_share(f['computed'], 4)} = "
             f"{f['computed_sum']:.4f}, which is {f['computed_sum']:.3f} at three decimals: the sentence is right. The "
             f"printed {_share(f['printed'])} add up to {f['printed_sum']:.3f} only because each was rounded on its "
             "own.",

@@ -246,8 +246,8 @@ def shapes_note() -> str:
     c = trained_model().config
     return (
         f"Each box shows the shape of the numbers at that point: {len(PROMPT)} × {c.d_model} means {len(PROMPT)} "
-        f"tokens, each held as {c.d_model} numbers; a single number such as [{c.vocab_size}] is one list (a score "
-        "for each word of the vocabulary)."
+        f"tokens, each held as {c.d_model} numbers; [{c.vocab_size}] is a single list of {c.vocab_size} numbers (a "
+        "score for each word of the vocabulary)."
     )
 
 

@@ -435,8 +435,9 @@ def plain_words(model: Model, tokens: tuple[str, ...]) -> str:
         "point.\n\n"
         f"**Symbols.** *T* is the number of tokens in the prompt (here {len(tokens)}) and *d* (d_model) the numbers "
         f"kept per token ({c.d_model}); a shape *T* × *d* is a table of one row per token. *ids* are the tokens' "
-        "positions in the vocabulary, *E* the embedding table (one row per vocabulary word), so *E*[ids] are the "
-        "prompt's rows; ∈ ℝ^{T×d} reads “is a table of real numbers with T rows and d columns”."
+        "positions in the vocabulary and *E* the embedding table (one row per vocabulary word), so "
+        r"$E[\text{ids}] \in \mathbb{R}^{T \times d}$ reads “the prompt's rows of *E* form a table of real numbers, "
+        "*T* rows by *d* columns”."
     )
 
 

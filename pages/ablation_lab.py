@@ -12,20 +12,14 @@ from streamlit.delta_generator import DeltaGenerator
 from ui.ablation_lab import views as lab
 from ui.ablation_lab.state import TABS, controls
 from ui.elements import leads
-from ui.elements.glossary import link
 from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
+st.markdown(lab.plain_words())
 st.markdown(leads.our_model())
 lead = leads.slot()
 leads.words("ablation_lab")
-st.markdown(
-    f"The trained model answers **big or small** after *the cat is* and **red or blue** after *the mat is*: the "
-    f"adjective's class follows the subject noun one word back, and only attention can carry a word across "
-    f"positions ({link('attention-head')}). Switch heads off below ({link('ablation')}) and watch what breaks; "
-    "the tabs run the primer's Appendix A experiments, its numbers beside ours, and the ones it did not run."
-)
 lab.method_box()
 
 

@@ -17,13 +17,15 @@ from ui.overview import views as brief
 
 setup_page(HOME)
 st.markdown(brief.lead())
+with st.container(border=True, key="plain-words"):
+    st.markdown(brief.plain_words())
 url = app_url()
 download(lambda: brief.briefing(url), file_name="transformer-briefing.html")
 
 st.subheader("The whole model in one picture")
 st.caption(
     f"Primer §7's data flow through our trained model for the prompt *{' '.join(brief.PROMPT)}* (T = "
-    f"{len(brief.PROMPT)} tokens), each box with its live shape. The arrows are the {link('residual-stream')}: every "
+    f"{len(brief.PROMPT)} tokens). {brief.shapes_note()} The arrows are the {link('residual-stream')}: every "
     "block reads it and adds a correction. Select a box to open that step in the two-layer trace."
 )
 with st.container(key="pipeline"):

@@ -456,15 +456,28 @@ class HeadEvidence:
         return self.heads[int(np.argmax(self.attention))]
 
     @property
-    def load_bearing(self) -> HeadKey:
+    def most_damaging(self) -> HeadKey:
         """The head whose removal hurts the rule most: rule accuracy, then class accuracy on the 16 copula slots."""
         order = sorted(range(len(self.heads)), key=lambda i: (self.rule_accuracy[i], self.class_accuracy[i]))
         return self.heads[order[0]]
 
     @property
+    def load_bearing(self) -> tuple[HeadKey, ...]:
+        """The load-bearing heads, one definition for every page: removing the head alone leaves held-out rule
+        accuracy ≤ COLLAPSE (at most one of the five held-out decisions right). The same test as `rule_carriers`."""
+        return tuple(h for h, acc in zip(self.heads, self.rule_accuracy, strict=True) if acc <= COLLAPSE)
+
+    @property
     def brightest_is_load_bearing(self) -> bool:
-        """The question a vendor's heatmap invites: is the head that looks at the noun the one the rule rests on?"""
-        return self.brightest == self.load_bearing
+        """The question a vendor's heatmap invites: is the head that looks hardest at the noun load-bearing?"""
+        return self.brightest in self.load_bearing
+
+    @property
+    def rule_breakers(self) -> tuple[HeadKey, ...]:
+        """Heads whose removal at least halves the class accuracy on the copula slots (the primer's 'clean case'
+        test: halving the class accuracy while sparing the bigram slots)."""
+        half = self.baseline_class / 2
+        return tuple(h for h, acc in zip(self.heads, self.class_accuracy, strict=True) if acc <= half)
 
     @property
     def dimmest(self) -> HeadKey:
@@ -478,7 +491,8 @@ class HeadEvidence:
 
     @property
     def cleanest(self) -> HeadKey:
-        """The head whose removal costs least collateral top-1 on the bigram slots."""
+        """The head whose removal costs least collateral top-1 on the bigram slots (which may also be the head that
+        does least to the rule: see `rule_breakers`)."""
         return self.heads[int(np.argmin(self.bigram_drop))]
 
     def index(self, head: HeadKey) -> int:
@@ -524,8 +538,7 @@ class Carriers:
 def rule_carriers(sweep: Sweep) -> Carriers:
     """Classify a model: does its copula rule rest on one head, on several, or on no single head?"""
     evidence = head_evidence(sweep)
-    collapsing = tuple(h for h, acc in zip(evidence.heads, evidence.rule_accuracy, strict=True) if acc <= COLLAPSE)
-    return Carriers(evidence=evidence, collapsing=collapsing)
+    return Carriers(evidence=evidence, collapsing=evidence.load_bearing)
 
 
 @dataclass(frozen=True)

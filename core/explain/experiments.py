@@ -256,6 +256,27 @@ def value_checks(model: Model, prompt: Sequence[str] = CAT) -> tuple[Check, Chec
     )
 
 
+def weight_only_check(model: Model, prompt: Sequence[str] = CAT) -> Check:
+    """Appendix A's sentence read literally: W_V = 0 (its bias b_V kept) against W_O = 0 (b_O kept), in every layer.
+    With biases the two differ: the first still writes b_V · W_O + b_O into the stream, the second b_O."""
+
+    def zeroed(name: str) -> Model:
+        return with_weights(
+            model,
+            {
+                f"blocks.{layer}.attn.{name}": np.zeros_like(model.params[f"blocks.{layer}.attn.{name}"])
+                for layer in range(model.config.n_layers)
+            },
+        )
+
+    return _compare(
+        "value_matrix_vs_out_matrix",
+        "W_V = 0 against W_O = 0 in both layers, every bias kept",
+        _last_logits(zeroed("W_V"), prompt),
+        _last_logits(zeroed("W_O"), prompt),
+    )
+
+
 @dataclass(frozen=True)
 class SelfAttention:
     """Appendix A's 'identity' fabrication on the §5 head: every token attends only to itself, W_V = W_O = I."""
@@ -369,7 +390,8 @@ class Family:
 
     @property
     def brightest_load_bearing(self) -> int:
-        """In how many models the head brightest on the noun is also the one the rule rests on."""
+        """In how many models the head brightest on the noun is load-bearing (its removal alone leaves rule accuracy
+        ≤ COLLAPSE)."""
         return sum(c.evidence.brightest_is_load_bearing for c in self.carriers)
 
 

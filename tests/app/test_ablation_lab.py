@@ -184,10 +184,14 @@ def test_both_roads_checks_the_w_v_and_self_attention_remarks():
     at = open_page(view=TABS["roads"])
     shown = "\n".join(m.value for m in at.markdown)
     zeroed, kept = ex.value_checks(MODEL)
-    assert zeroed.identical and not kept.identical
-    assert "“W_O = 0 (equivalently W_V = 0).” On our model" in shown
-    assert f"{zeroed.check}: every bit equal" in shown
-    assert f"{kept.check}: max |Δ| = {kept.max_abs_delta:.3g}" in shown
+    literal = ex.weight_only_check(MODEL)
+    assert zeroed.identical and not kept.identical and not literal.identical
+    # the remark is a slip once the projections carry biases: the box quotes it with the engine's checks
+    assert "“So set W_O = 0 (equivalently W_V = 0). Now, no matter what attention pattern" in shown
+    assert "Every projection here also carries a bias vector (b_Q, b_K, b_V, b_O, b_1, b_2)" in shown
+    assert f"Only {zeroed.check} gives every bit equal" in shown
+    assert f"{kept.check}: max |Δ| = {kept.max_abs_delta:.3g}" in shown and "max |Δ| = 9.35" in shown
+    assert f"{literal.check}: max |Δ| = {literal.max_abs_delta:.3g}" in shown
     assert "doubles the contribution" in shown
     assert "[0.10, -0.20, 0.05, 0.40, 0.15] and comes out as [0.20, -0.40, 0.10, 0.80, 0.30]: exactly twice" in shown
 
@@ -206,6 +210,9 @@ def test_collateral_tab_points_out_the_primer_s_appendix_a_slips():
     assert "Where the primer's text and its numbers disagree" in shown
     assert "after the, five different tokens can follow" in shown
     assert "8 different tokens follow 'the' (big, blue, cat, dog, floor, mat, red, small)" in shown
+    # the sentence types are the dashboard's reconstruction, not printed by the primer
+    assert "**Checked against:** the dashboard's reconstruction of the toy world's 64 sentence types" in shown
+    assert "**Printed:** the toy world" not in shown
     assert "after a sentence's first 'the', 6 (big, cat, dog, floor, mat, small)" in shown
     assert "tops out at 0.625" in shown and "0.699 needs the token's position as well" in shown
 
@@ -288,13 +295,16 @@ def test_patterns_tab_puts_brightness_next_to_damage():
     verdict = "is" if evidence.brightest_is_load_bearing else "is not"
     family = ex.shipped_family()
     runs, agree = len(family.carriers), family.brightest_load_bearing
-    lead = f"#### Across {runs} trained models, the brightest head is the load-bearing one in only {agree}."
-    assert (runs, agree) == (9, 2)  # the finding the heading leads with
+    lead = f"#### Across {runs} trained models, the brightest head is load-bearing in only {agree}."
+    # the finding the heading leads with, under the page's one definition (rule accuracy ≤ 0.2 once removed): the
+    # shipped model and seeds 3 and 8 (it read 2 under an earlier test that also disagreed with seed 2's own row)
+    assert (runs, agree) == (9, 3)
     headings = [m.value for m in at.markdown if m.value.startswith("####")]
     assert headings[0] == lead
     assert at.markdown[[m.value for m in at.markdown].index(lead) + 1].value.startswith(
         f"In the shipped model, drawn below, it {verdict}; the other 8 runs are under "
-        "⑥ Beyond the primer → Model family"
+        "⑥ Beyond the primer → Model family. The brightest head is the one that puts most of the copula's attention "
+        "on the subject noun; load-bearing: removing that head alone leaves held-out rule accuracy at 0.2 or less"
     )
     first_chart = next(i for i, m in enumerate(at.markdown) if m.value.startswith("**What a demo shows:**"))
     assert [m.value for m in at.markdown].index(lead) < first_chart  # the finding leads the tab

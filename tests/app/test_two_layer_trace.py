@@ -293,14 +293,19 @@ def test_primer_vs_ours_shows_step_8_all_20_logits_and_the_class_mass_range():
 def test_primer_vs_ours_points_out_the_primer_s_step_3_and_step_8_slips():
     at = open_page(trace_view="Primer vs ours")
     shown = text(at)
-    assert shown.count("Where the primer's text and its numbers disagree") == 2
+    assert shown.count("Where the primer's text and its numbers disagree") == 3  # Step 3, Step 8's norm, the read-out
     # Step 3: head 1's sat row puts 0.660 on cat, not its largest share on <BOS> (0.058)
     assert "the largest share is on cat (0.660); <BOS> gets 0.058" in shown.replace("`", "")
     assert "sat keeps 0.488 of the weight, less than half" in shown
     assert "the largest share is on cat (0.880); the gets 0.077" in shown
-    # Step 8: γ runs 2.253–2.723, the output spans 6.46, the redo misses by 0.003 (rounding)
+    # Step 8: γ runs 2.253–2.723, the output spans 6.46; the refuted "redo within ±0.001" box is gone (the primer's
+    # ±0.001 is about re-adding, which holds; the LayerNorm redo's 0.003 is rounding of its inputs)
     assert "γ from 2.253 to 2.723" in shown and "the entries span 6.46, not about 9" in shown
-    assert "up to 0.003 from the printed line" in shown
+    assert "up to 0.003 from the printed line" not in shown and "±0.001" not in shown
+    # the read-out: three decimals printed, not two; "share 0.002" checks out against the printed logits
+    assert "the distribution is printed to 3 decimals, not 2" in shown
+    assert shown.count("Looks like a slip, checks out") == 1
+    assert "= 0.0024, which is 0.002 at three decimals: the sentence is right" in shown
 
 
 def test_state_comes_back_from_the_url():

@@ -218,8 +218,10 @@ def test_head_evidence_reads_the_sweep(sweep):
         assert evidence.attention[k] == sweep.attention_on_subject[base][head]
     assert evidence.brightest == HEADS[int(np.argmax(evidence.attention))]
     worst = min(range(4), key=lambda k: (evidence.rule_accuracy[k], evidence.class_accuracy[k]))
-    assert evidence.load_bearing == HEADS[worst]
-    assert evidence.brightest_is_load_bearing == (evidence.brightest == evidence.load_bearing)
+    assert evidence.most_damaging == HEADS[worst]
+    # one definition of load-bearing: removing the head alone leaves rule accuracy ≤ COLLAPSE
+    assert evidence.load_bearing == tuple(h for k, h in enumerate(HEADS) if evidence.rule_accuracy[k] <= COLLAPSE)
+    assert evidence.brightest_is_load_bearing == (evidence.brightest in evidence.load_bearing)
 
 
 def fake_sweep(single_head_rule: list[float], attention: list[float]) -> Sweep:
@@ -250,7 +252,7 @@ def test_rule_carriers_verdicts(rule, verdict, collapsing):
 
 def test_brightest_is_not_load_bearing_when_the_damage_is_elsewhere():
     evidence = head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.2, 0.9, 0.3]))
-    assert evidence.brightest == (1, 0) and evidence.load_bearing == (0, 1)
+    assert evidence.brightest == (1, 0) and evidence.most_damaging == (0, 1) and evidence.load_bearing == ((0, 1),)
     assert not evidence.brightest_is_load_bearing and evidence.dimmest == (0, 0)
     evidence = head_evidence(fake_sweep([1.0, 0.0, 0.8, 0.6], [0.1, 0.95, 0.9, 0.3]))
     assert evidence.brightest_is_load_bearing
@@ -272,6 +274,20 @@ def test_subset_counts_count_collapses_among_real_ablations_and_pairs(sweep):
             rule[i] = 0.0  # attention off is not a head subset and must not be counted
     counts = subset_counts(replace(sweep, rule_accuracy=rule))
     assert counts == SubsetCounts(real=15, collapsing=7, pairs=6, collapsing_pairs=6)
+
+
+def test_the_family_counts_the_brightest_head_as_load_bearing_under_the_collapse_definition():
+    """Seed 2's rule rests on no single head, so its brightest head is not load-bearing; in seeds 3 and 8 removing the
+    brightest head takes the rule to 0.2 and 0.0, so it is. Under the one definition: 3 of 9."""
+    family = ex.shipped_family()
+    for carriers in family.carriers:
+        ev = carriers.evidence
+        assert ev.brightest_is_load_bearing == (ev.rule_accuracy[ev.index(ev.brightest)] <= COLLAPSE)
+        assert ev.load_bearing == carriers.collapsing
+    by_seed = dict(zip(family.seeds, family.carriers, strict=True))
+    assert not by_seed[2].evidence.brightest_is_load_bearing and by_seed[2].verdict == "no single head"
+    assert by_seed[3].evidence.brightest_is_load_bearing and by_seed[8].evidence.brightest_is_load_bearing
+    assert (len(family.carriers), family.brightest_load_bearing) == (9, 3)
 
 
 def test_family_summaries():

@@ -10,20 +10,28 @@ import streamlit as st
 
 from core.explain import experiments as ex
 from core.explain.analysis import (
-    COLLAPSE,
+    HeadEvidence,
     PatchRow,
     head_label,
     patching_table,
     short_label,
 )
-from core.explain.primer_slips import appendix_a_slips
 from core.explain.transformer import HeadKey
-from ui.ablation_lab.results import PRIMER, ceilings, family_names, shared, sweep, three_decimals, three_places
+from ui.ablation_lab.results import (
+    PRIMER,
+    ceilings,
+    family_names,
+    load_bearing_definition,
+    shared,
+    sweep,
+    three_decimals,
+    three_places,
+)
 from ui.ablation_lab.state import BEYOND, HEADS, MODEL, PROMPTS, Setting, q
 from ui.ablation_lab.subsets import shipped_family, trained_evidence
 from ui.elements.comparisons import bar_panels, grouped_bars
 from ui.elements.figures import heatmap
-from ui.elements.primer_slips import slip_box
+from ui.elements.primer_slips import slip_box, slips
 from ui.elements.static_table import static_table
 from ui.elements.widgets import OnFirstUse, chart, download_table, explain
 
@@ -44,18 +52,13 @@ def collateral_tab(setting: Setting) -> None:
         download=("collateral vs targeted", "ablation-collateral"),
     )
     ev = trained_evidence()
-    blunt, clean = ev.index(ev.bluntest), ev.index(ev.cleanest)
     explain(
-        f"Removing {head_label(ev.heads[blunt])} takes the bigram slots from {ev.baseline_bigram:.3f} to "
-        f"{ev.bigram_top1[blunt]:.3f}: damage to predictions that need no attention, so part of its effect on the "
-        f"rule ({ev.baseline_class:.2f} → {ev.class_accuracy[blunt]:.2f} on the copula slots) is collateral. The "
-        f"cleanest cut is {head_label(ev.heads[clean])}: bigram {ev.bigram_top1[clean]:.3f}, copula class "
-        f"{ev.class_accuracy[clean]:.2f}. Attention off leaves {s.bigram_top1[-1]:.3f} on the bigram slots (primer: "
+        collateral_sentence(ev) + f" Attention off leaves {s.bigram_top1[-1]:.3f} on the bigram slots (primer: "
         f"{PRIMER.collateral[None][0]:.3f}).",
         f"A probe meant to remove one capability can remove several: with {len(HEADS)} heads there is no spare "
         "capacity, so 'turning off X broke Y' is only evidence about Y if what else broke is reported too. Ask for "
-        f"both numbers, the targeted one and the collateral one: here {head_label(ev.heads[blunt])} costs "
-        f"{ev.bigram_drop[blunt]:.3f} of bigram top-1 it was never meant to touch.",
+        f"both numbers, the targeted one and the collateral one: here {head_label(ev.bluntest)} costs "
+        f"{ev.bigram_drop[ev.index(ev.bluntest)]:.3f} of bigram top-1 it was never meant to touch.",
     )
     c = ceilings()
     st.caption(
@@ -63,7 +66,41 @@ def collateral_tab(setting: Setting) -> None:
         f"best possible top-1 on them is {c.token_only:.3f}; the token and its position reach {c.position_aware:.3f}; "
         f"the trained model scores {ev.baseline_bigram:.3f}."
     )
-    slip_box(appendix_a_slips(), key="ablation-slips")
+    slip_box(slips("five_after_the", "bigram_could_answer"), key="ablation-slips")
+
+
+def collateral_sentence(ev: HeadEvidence) -> str:
+    """The bluntest cut, the one with least collateral damage and what it does to the rule, and whether any head
+    breaks the rule (halves the copula class accuracy) while sparing the bigram slots, as the primer's layer-2 heads
+    do in its model."""
+    blunt, clean = ev.index(ev.bluntest), ev.index(ev.cleanest)
+    text = (
+        f"Removing {head_label(ev.bluntest)} takes the bigram slots from {ev.baseline_bigram:.3f} to "
+        f"{ev.bigram_top1[blunt]:.3f}: damage to predictions that need no attention, so part of its effect on the "
+        f"rule ({ev.baseline_class:.2f} → {ev.class_accuracy[blunt]:.2f} on the copula slots) is collateral. The "
+        f"least collateral damage comes from removing {head_label(ev.cleanest)} (bigram {ev.bigram_top1[clean]:.3f})"
+    )
+    if ev.cleanest in ev.rule_breakers:
+        return text + f", and it still cuts the rule: copula class {ev.class_accuracy[clean]:.2f}, a clean cut."
+    text += f", but it barely touches the rule either (copula class {ev.baseline_class:.2f} → "
+    text += f"{ev.class_accuracy[clean]:.2f})."
+    breakers = [ev.index(h) for h in ev.rule_breakers]
+    if breakers:
+        least = min(ev.bigram_drop[i] for i in breakers)
+        text += (
+            " Every head whose removal at least halves the copula class accuracy ("
+            + ", ".join(f"{short_label(ev.heads[i])} {ev.class_accuracy[i]:.2f}" for i in breakers)
+            + f") also costs at least {least:.3f} of bigram top-1: no single head is a clean cut here, unlike the "
+            f"primer's layer-{max(layer for layer, _ in HEADS) + 1} heads, which halve its class accuracy and leave "
+            "its bigram slots at " + " and ".join(f"{v:.3f}" for v in primer_clean_bigram()) + "."
+        )
+    return text
+
+
+def primer_clean_bigram() -> list[float]:
+    """The primer's printed bigram top-1 with each layer-2 head removed (its 'clean case')."""
+    last = max(layer for layer, _ in HEADS)
+    return [PRIMER.collateral[frozenset({h})][0] for h in HEADS if h[0] == last and frozenset({h}) in PRIMER.collateral]
 
 
 @lru_cache(maxsize=32)
@@ -270,10 +307,11 @@ def patching_view(_: Setting) -> None:
     explain(
         f"Unpatched, {q(target_words)} answers {clean.top_token} ({clean.probability:.2f}). {core} "
         f"{len(flips)} of the {len(singles)} single heads flip{'s' if len(flips) == 1 else ''} the answer.",
-        "Ablation shows a part is needed; patching shows it carries the deciding information: transplant one part's "
-        "state from another input and the answer follows it. That is the strongest causal evidence interpretability "
-        f"offers today, and it is still evidence about this pair of prompts, {q(target_words)} and "
-        f"{q(source_words)}, not a guarantee about every input.",
+        "Ablation and patching answer different questions. Switching a part off shows whether the model needs it; "
+        "transplanting its state from another input shows whether it carries the deciding information, because the "
+        "answer follows the transplant. Patching is the more specific test (it names what the part carries), and "
+        f"both are evidence about the inputs tried: here the pair {q(target_words)} and {q(source_words)}, not "
+        "every input.",
     )
 
 
@@ -312,9 +350,8 @@ def family_view(_: Setting) -> None:
     fig, frame = family_views()
     chart(fig, key="family", alt="Small multiples: per training run, rule accuracy lost with each single head removed.")
     st.caption(
-        f"Blue bar: without that head the rule collapses (rule accuracy ≤ {COLLAPSE:.1f}, at most one of the "
-        "five held-out decisions right). ★ marks the head that looks hardest at the noun (mean attention of the "
-        "copula on its subject)."
+        f"Blue bar: a load-bearing head ({load_bearing_definition()}). ★ marks the brightest head, the one that "
+        "looks hardest at the noun (mean attention of the copula on its subject)."
     )
     st.dataframe(frame, hide_index=True, width="stretch", column_config=three_decimals(frame))
     download_table(frame, name="model family", key="ablation-family")
@@ -354,7 +391,7 @@ def family_views() -> tuple[go.Figure, pd.DataFrame]:
             {
                 "model": name,
                 "rule rests on": c.verdict,
-                "heads that switch it off": ", ".join(short_label(h) for h in c.collapsing) or "none",
+                "load-bearing heads": ", ".join(short_label(h) for h in c.collapsing) or "none",
                 "largest single effect (rule accuracy left)": round(c.weakest_survivor, 2),
                 "brightest head": short_label(c.evidence.brightest),
                 "brightest is load-bearing": "yes" if c.evidence.brightest_is_load_bearing else "no",

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.explain import experiments as ex
 from core.explain.analysis import (
+    COLLAPSE,
     BigramCeilings,
     Sweep,
     ablation_sweep,
@@ -26,6 +27,15 @@ pd = OnFirstUse("pandas")
 
 PRIMER = ex.primer_tables()
 NOT_PRINTED = "—"
+
+
+def load_bearing_definition() -> str:
+    """The page's one definition of a load-bearing head, with the threshold the engine applies (analysis.COLLAPSE)."""
+    held_out = sweep().n_held_out_copula_slots
+    return (
+        f"load-bearing: removing that head alone leaves held-out rule accuracy at {COLLAPSE:.1f} or less (at most "
+        f"{round(COLLAPSE * held_out)} of the {held_out} held-out decisions right)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------- cached engine

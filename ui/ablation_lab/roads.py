@@ -15,6 +15,7 @@ from core.explain.transformer import hand_model
 from ui.ablation_lab.results import NOT_PRINTED, PRIMER, primer_value, shared, three_decimals
 from ui.ablation_lab.state import HEADS, MODEL, Setting, q
 from ui.elements.comparisons import grouped_bars
+from ui.elements.primer_slips import slip_box, slips
 from ui.elements.static_table import static_table
 from ui.elements.widgets import OnFirstUse, chart, download_table, explain
 
@@ -31,7 +32,11 @@ def both_roads(_: Setting) -> None:
     left, right = st.columns(2)
     left.latex(r"\text{Method 1:}\quad h^{(\ell+1)} = h^{(\ell)} + \mathrm{MLP}\big(h^{(\ell)}\big)")
     right.latex(r"\text{Method 2:}\quad W_O = 0,\; b_O = 0 \;\Rightarrow\; h_{\text{mid}} = h^{(\ell)} + 0")
-    chart(roads_figure(), key="roads", alt="The 20 next-token logits with attention on, deleted, and silenced.")
+    chart(
+        roads_figure(),
+        key="roads",
+        alt=f"The {len(MODEL.vocabulary)} next-token logits with attention on, deleted, and silenced.",
+    )
     checks, columns, rows = identity_table()
     static_table(columns, rows, label="Identity checks", download=("identity checks", "ablation-identities"))
     by = {c.key: c for c in checks}
@@ -53,14 +58,11 @@ def both_roads(_: Setting) -> None:
 
 
 def method2_remarks() -> None:
-    """Appendix A's two remarks on Method 2, each checked: W_V = 0 is equivalent; attending only to itself doubles."""
-    zeroed, kept = value_checks_run()
+    """Appendix A's two remarks on Method 2, each checked: W_V = 0 is not equivalent once the projections carry
+    biases (a slip, in the registry's box); attending only to itself doubles a row."""
     doubling = self_attention_run()
     st.markdown("**Two remarks of Appendix A, checked**")
-    st.markdown(
-        f"“{PRIMER.remarks['equivalent']}” On our model, {zeroed.check}: {brief(zeroed)}. The equivalence needs the "
-        f"biases silenced too: {kept.check}: {brief(kept)}, because b_O is still written into the stream."
-    )
+    slip_box(slips("wv_equivalent"), key="ablation-slips-method2")
     first = doubling.h0[0]
     st.markdown(
         f"“{PRIMER.remarks['self_attention']}” On the primer's §5 head with W_V = W_O = I and each token reading only "
@@ -69,12 +71,6 @@ def method2_remarks() -> None:
         + ("exactly twice its row" if doubling.doubled else "not twice its row")
         + f", moved by up to {doubling.largest_change:.2f}, not passed through."
     )
-
-
-@cache
-def value_checks_run() -> tuple[ex.Check, ex.Check]:
-    """W_V = 0 against Method 2 on the trained model, with b_O zeroed and kept (four forward passes, run once)."""
-    return ex.value_checks(MODEL)
 
 
 @cache
@@ -89,7 +85,7 @@ def roads_figure() -> go.Figure:
     fig = grouped_bars(
         MODEL.vocabulary,
         list(ex.road_logits(MODEL).items()),
-        title=f"20 logits after {q(ex.CAT)}: attention on, and off three ways",
+        title=f"{len(MODEL.vocabulary)} logits after {q(ex.CAT)}: attention on, and off three ways",
         y_range=None,
         y_title="logit",
         show_values=False,
@@ -103,7 +99,7 @@ def identity_table() -> tuple[tuple[ex.Check, ...], tuple[str, ...], tuple[tuple
     """Appendix A's identity checks on the trained model, with the primer's printed column beside ours: the checks,
     and the table's columns and rows (drawn as plain HTML: the tab that opens first then needs no pandas)."""
     checks = ex.identity_checks(MODEL)
-    columns = ("check", "max |Δ| over the 20 logits (ours, live)", "primer (printed)")
+    columns = ("check", f"max |Δ| over the {len(MODEL.vocabulary)} logits (ours, live)", "primer (printed)")
     rows = tuple(
         (
             c.check,

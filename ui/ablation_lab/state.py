@@ -75,7 +75,8 @@ def _prompt(choice: str) -> tuple[str, ...]:
             key="prompt_text",
             bind="query-params",
             max_chars=MAX_PROMPT_CHARS,
-            help="Words from the model's 20-token vocabulary, separated by spaces; <BOS> is added for you.",
+            help=f"Words from the model's {len(MODEL.vocabulary)}-token vocabulary, separated by spaces; <BOS> is "
+            "added for you.",
         )
         try:
             words = ex.parse_prompt(MODEL, text)

@@ -18,7 +18,15 @@ from core.explain.analysis import (
     subset_counts,
 )
 from core.explain.transformer import HeadKey
-from ui.ablation_lab.results import NOT_PRINTED, PRIMER, attention_rows, primer_value, shared, sweep
+from ui.ablation_lab.results import (
+    NOT_PRINTED,
+    PRIMER,
+    attention_rows,
+    load_bearing_definition,
+    primer_value,
+    shared,
+    sweep,
+)
 from ui.ablation_lab.state import BEYOND, HEADS, TABS, Setting, q
 from ui.elements.comparisons import paired_bars
 from ui.elements.figures import heatmap
@@ -66,7 +74,7 @@ def subsets_tab(setting: Setting) -> None:
     )
     st.caption(
         "Green row: the least damaging ablation; red row: the most damaging (ranked by rule accuracy, then "
-        "copula class accuracy, then bigram top-1, among the 15 real ablations)."
+        f"copula class accuracy, then bigram top-1, among the {subset_counts(s).real} real ablations)."
     )
     download_table(frame, name="16-subset table", key="ablation-subsets")
     best = next(r for r in rows if r["marker"] == "best")
@@ -141,12 +149,13 @@ def patterns_tab(setting: Setting) -> None:
     family = shipped_family()
     runs, agree = len(family.carriers), family.brightest_load_bearing
     st.markdown(
-        f"#### Across {runs} trained models, the brightest head is the load-bearing one in "
+        f"#### Across {runs} trained models, the brightest head is load-bearing in "
         f"{'only ' if agree < runs / 2 else ''}{agree}."
     )
     st.markdown(
         f"In the shipped model, drawn below, it {verdict}; the other {runs - 1} runs are under "
-        f"{TABS[-1]} → {BEYOND[-1]}."
+        f"{TABS[-1]} → {BEYOND[-1]}. The brightest head is the one that puts most of the copula's attention on the "
+        f"subject noun; {load_bearing_definition()}."
     )
     left, right = st.columns([1.3, 1], gap="large")
     with left:
@@ -169,35 +178,36 @@ def patterns_tab(setting: Setting) -> None:
         key="bright-vs-damage",
         alt="Per head: attention on the subject noun next to the damage its removal does.",
     )
-    bright, load, dim = evidence.brightest, evidence.load_bearing, evidence.dimmest
+    bright, load, dim = evidence.brightest, evidence.most_damaging, evidence.dimmest
     b, lb, d = evidence.index(bright), evidence.index(load), evidence.index(dim)
     primer_bright = PRIMER.brightest("cat")
     primer_weight = PRIMER.copula_attention[primer_bright][PRIMER.attention_keys.index("cat")]
     bright_text = f"{head_label(bright)} ({evidence.attention[b]:.2f} of the copula's attention, mean over the " + (
         f"{s.n_copula_slots} copula slots)"
     )
-    if evidence.brightest_is_load_bearing:
+    if bright == load:
         first = (
             f"The brightest head on the noun, {bright_text}, is also the one whose removal hurts the rule most "
             f"(rule accuracy {evidence.baseline_rule:.2f} → {evidence.rule_accuracy[lb]:.2f})."
         )
     else:
+        kind = "load-bearing" if evidence.brightest_is_load_bearing else "not load-bearing"
         first = (
             f"The brightest head on the noun is {bright_text}; removing it leaves rule accuracy at "
-            f"{evidence.rule_accuracy[b]:.2f}, while removing {head_label(load)} takes it to "
+            f"{evidence.rule_accuracy[b]:.2f} ({kind}), while removing {head_label(load)} takes it to "
             f"{evidence.rule_accuracy[lb]:.2f}."
         )
     what = (
         f"{first} The dimmest, {head_label(dim)} at {evidence.attention[d]:.2f}, still takes rule accuracy to "
         f"{evidence.rule_accuracy[d]:.2f} and top-1 on the bigram slots from {evidence.baseline_bigram:.3f} to "
         f"{evidence.bigram_top1[d]:.3f}. Across the {runs} training runs of the model family the brightest "
-        f"head was the load-bearing one in {agree}. In the primer's model the brightest, {head_label(primer_bright)} "
+        f"head was load-bearing in {agree}. In the primer's model the brightest, {head_label(primer_bright)} "
         f"({primer_weight:.3f} on cat), left the rule at {PRIMER.single_head_rule[frozenset({primer_bright})]:.2f}."
     )
     explain(
         what,
         f"An attention heatmap shows what a head looks at, not what it does: in {runs - agree} of our "
-        f"{runs} training runs the brightest head is not the one the rule rests on. A vendor demo that "
+        f"{runs} training runs the brightest head is not load-bearing. A vendor demo that "
         "points at a bright heatmap cell as 'the model reasoning about X' is showing a picture; evidence is a "
         "measured change in behaviour when the part is switched off.",
     )
@@ -280,7 +290,7 @@ def brightness_figure() -> go.Figure:
         title="How bright a head looks vs what breaks without it",
         left_title=f"Looks at the noun (mean of {sweep().n_copula_slots} copula slots)",
         right_title="Lost when the head is removed",
-        highlight=[h in (evidence.brightest, evidence.load_bearing) for h in evidence.heads],
+        highlight=[h in (evidence.brightest, evidence.most_damaging) for h in evidence.heads],
         height=380,
     )
     return shared(fig)

@@ -10,10 +10,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.explain import experiments as ex
+from core.explain.analysis import head_label, short_label
 from ui.ablation_lab.beyond import beyond_tab, collateral_tab
 from ui.ablation_lab.results import ceilings, prediction, sweep
 from ui.ablation_lab.roads import both_roads, prompt_table_tab
-from ui.ablation_lab.state import Setting, q
+from ui.ablation_lab.state import HEADS, Setting, q
 from ui.ablation_lab.subsets import patterns_tab, subsets_tab
 from ui.elements.glossary import link
 from ui.elements.widgets import explain
@@ -44,8 +45,8 @@ def bench(setting: Setting) -> None:
         (
             f"Right class on {s.n_copula_slots} copula slots",
             r.copula_class_accuracy,
-            "After is / was, all 16 copula decisions of the world: is the top prediction an adjective of the "
-            "subject's class?",
+            f"After is / was, all {s.n_copula_slots} copula decisions of the world: is the top prediction an "
+            "adjective of the subject's class?",
         ),
     ]
     for col, (label, measure, helptext) in zip(cols, shown, strict=False):
@@ -82,9 +83,38 @@ def bench(setting: Setting) -> None:
     )
     explain(
         what,
-        "Switching a part off and measuring what breaks is the one test that shows what a component does rather "
-        "than what it looks at. An auditor holding the weights can run it on any model; a claim that a component "
-        f"'does X' deserves to be asked for exactly this measurement, including what else broke.{collateral}",
+        "Switching a part off and measuring what breaks tests what a component does rather than what it looks at: "
+        "whether the model needs it. (Activation patching, under ⑥, asks the next question: whether the part "
+        "carries the deciding information.) An auditor holding the weights can run both on any model; a claim that "
+        f"a component 'does X' deserves to be asked for this measurement, including what else broke.{collateral}",
+    )
+
+
+# --------------------------------------------------------------------------------------------------- first words
+def answers(words: tuple[str, ...]) -> str:
+    """The trained model's two likeliest next words after a prompt, in running text: '**big** or **small**'."""
+    first, second = prediction(words, (), False)[:2]
+    return f"**{first[0]}** or **{second[0]}**"
+
+
+def plain_words() -> str:
+    """What the page shows, in words, before any symbol; then the symbols the bench uses, each explained."""
+    s = sweep()
+    cat, mat = ex.CAT, ex.MAT
+    names = "; ".join(f"{short_label(h)} is {head_label(h)}" for h in HEADS[:2])
+    return (
+        "**What this page shows.** A small language model has learned a grammar rule: after "
+        f"{q(cat)} it answers {answers(cat)}, after {q(mat)} it answers {answers(mat)}. The right kind of word "
+        "depends on the noun one word back, and only attention can carry a word to another position "
+        f"({link('attention-head')}). Here you switch parts of its attention off and see whether the rule survives "
+        f"({link('ablation')}).\n\n"
+        f"**How to read the bench.** The model has {len(HEADS)} attention heads, named by layer and head ({names}; "
+        f"and so on). *Rule accuracy* is the share of the {s.n_held_out_copula_slots} rule decisions in test "
+        f"sentences kept out of training ({link('held-out', 'held out')}) that the model gets right. The "
+        f"*{s.n_bigram_slots} bigram slots* are the other next-word decisions, which need only the current word and "
+        f"its place (after *sat* comes *on*; {link('bigram-slot', 'bigram slot')}): if accuracy there falls, the "
+        "switch broke more than the rule. The tabs run the primer's Appendix A experiments, its numbers beside ours, "
+        "and the ones it did not run."
     )
 
 

@@ -228,7 +228,7 @@ def window_picker(image: np.ndarray, filters: dict[str, np.ndarray]) -> tuple[st
     back, slider, on = st.columns([1, 6, 1], gap="small", vertical_alignment="bottom")
     with slider:
         number = st.select_slider(
-            f"Window position (1–{last}, in reading order)",
+            f"Window position (of {last}, in reading order)",
             options=range(1, last + 1),
             key=WINDOW_KEY,
             bind="query-params",

@@ -19,6 +19,7 @@ import streamlit as st
 from PIL import Image
 
 from core.explain import conv
+from core.explain.primer import conv_example
 from ui.elements.figures import bars, heatmap, heatmap_panels
 from ui.elements.flowchart import flowchart
 from ui.elements.glossary import link, tip
@@ -27,10 +28,13 @@ from ui.elements.widgets import chart, download_matrix, download_table, explain
 if TYPE_CHECKING:
     import pandas as pd
 
-STAGE_TITLES = {"convolution": "convolution", "ReLU": "ReLU: negatives → 0", "max-pool": "2 × 2 max-pool"}
+KERNEL = next(iter(conv_example().filters.values()))  # the primer's filters, all of one size
+POOL = conv.grid_size(np.empty((conv.POOL_SIZE, conv.POOL_SIZE)))
+STAGE_TITLES = {"convolution": "convolution", "ReLU": "ReLU: negatives → 0", "max-pool": f"{POOL} max-pool"}
 WHY_WINDOW = (
-    "A filter is one small, fixed pattern reused at every position: the same nine weights score every window, so a "
-    "stroke is recognised wherever it sits, but nothing outside the 3 × 3 window can ever influence the result."
+    f"A filter is one small, fixed pattern reused at every position: the same {KERNEL.size} weights score every "
+    "window, so a stroke is recognised wherever it sits, but nothing outside the "
+    f"{conv.grid_size(KERNEL)} window can ever influence the result."
 )
 Box = tuple[int, int, int, int]  # (row, column, rows, columns) of a block of cells to outline
 
@@ -172,7 +176,7 @@ def _maps_sentence(step: conv.FilterTrace) -> str:
     if step.active_cells:
         return (
             f"The {step.name} filter's scores range from {low:g} to {high:g}. ReLU keeps the {step.active_cells} "
-            f"positive cell(s) of {step.conv.size}, pooling keeps the strongest value of each 2 × 2 patch: "
+            f"positive cell(s) of {step.conv.size}, pooling keeps the strongest value of each {POOL} patch: "
             f"{conv.format_kernel_row(step.pool.ravel())}, a total vote of {step.evidence:g}."
         )
     if low == high == 0:
@@ -315,7 +319,11 @@ def filter_vs_head(trace: conv.ConvTrace, name: str, step: conv.WindowStep) -> N
             outlines=[box, box],
             height=300,
         )
-        chart(fig, key="field-filter", alt="The filter's receptive field: its weights over a fixed 3 × 3 window")
+        chart(
+            fig,
+            key="field-filter",
+            alt=f"The filter's receptive field: its weights over a fixed {conv.grid_size(step.patch)} window",
+        )
         explain(
             f"To fill feature-map cell ({r}, {c}) the {name} filter weighs only the pixels in rows "
             f"{step.rows[0]}–{step.rows[-1]}, columns {step.columns[0]}–{step.columns[-1]}; every pixel outside the "
@@ -331,8 +339,10 @@ def filter_vs_head(trace: conv.ConvTrace, name: str, step: conv.WindowStep) -> N
             "window is the whole sentence so far, and the split comes from query–key matching on the words' content: "
             "different words would give a different split.",
             f"An {link('attention-head')} decides where to look at run time, from the content, and can reach a word "
-            "any distance back in one step. That is why attention displaced convolution for language, where the word "
-            "that matters can be anywhere.",
+            "any distance back in one step, where the word that matters can be anywhere. The primer puts it as "
+            "“the whole reason attention displaced convolution for language”; in practice what attention chiefly "
+            "displaced in language were recurrent networks (RNNs, LSTMs), which carry a word forward one step at a "
+            "time.",
         )
     columns, rows = conv.comparison_table()
     st.markdown("**Filter vs head, side by side** (the primer's Appendix B)")

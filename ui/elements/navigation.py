@@ -5,11 +5,23 @@ Pure data (no streamlit import) so tests and benchmarks can iterate over it. A p
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _asset(name: str) -> dict:
+    with (ROOT / "assets" / name).open(encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+# The two figures the summaries state, read from the assets (plain JSON: no numpy at import).
+N_PARAMS = _asset("model/tiny_transformer.json")["n_params"]  # the shipped model's parameter count
+_FILTER = next(iter(_asset("primer.json")["appendix_b"]["filters"].values()))
+FILTER_SIZE = f"{len(_FILTER)}×{len(_FILTER[0])}"  # Appendix B's filters, as the primer writes their size
 
 
 @dataclass(frozen=True)
@@ -53,7 +65,8 @@ PAGES: tuple[PageSpec, ...] = (
         script="pages/cnn_vs_head.py",
         title="CNN vs head",
         icon=":material/grid_on:",
-        summary="A convolution filter's fixed 3×3 window next to an attention head's window chosen by content.",
+        summary=f"A convolution filter's fixed {FILTER_SIZE} window next to an attention head's window chosen by "
+        "content.",
         landmark="CNN filter vs attention head",
     ),
     PageSpec(
@@ -67,7 +80,7 @@ PAGES: tuple[PageSpec, ...] = (
         script="pages/two_layer_trace.py",
         title="Two-layer trace",
         icon=":material/account_tree:",
-        summary="One prompt through the trained 736-parameter model: every matrix, every shape, any prompt.",
+        summary=f"One prompt through the trained {N_PARAMS}-parameter model: every matrix, every shape, any prompt.",
         landmark="Two layers, every matrix",
     ),
     PageSpec(

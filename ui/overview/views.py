@@ -22,11 +22,12 @@ from core.explain.primer import conv_example, hand_example
 from core.explain.trace_views import primer_section6, shape_table, top_k
 from core.explain.transformer import forward, hand_model
 from core.explain.weights import trained_model
+from core.explain.world import CLASS_ADJECTIVES, NOUN_CLASS
 from core.plan import kv_cache as kv
 from core.plan.model_config import presets
 from ui.elements.briefing import Briefing, Chart
 from ui.elements.comparisons import grouped_bars
-from ui.elements.glossary import link
+from ui.elements.glossary import link, qkv_questions
 from ui.elements.web import web_file
 
 PROMPT = ("<BOS>", "the", "cat", "sat")  # the primer's §6 read-out prompt, the two-layer trace's default
@@ -156,6 +157,15 @@ def kv_href() -> str:
     return "kv_cost?" + urlencode(query)
 
 
+def rule_examples() -> str:
+    """The world's classes in running text: 'a cat or a dog is big or small, a mat or a floor is red or blue'."""
+    nouns = {kind: [n for n, k in NOUN_CLASS.items() if k == kind] for kind in CLASS_ADJECTIVES}
+    return ", ".join(
+        f"{' or '.join(f'a {n}' for n in nouns[kind])} is {' or '.join(adjectives)}"
+        for kind, adjectives in CLASS_ADJECTIVES.items()
+    )
+
+
 @cache
 def takeaways() -> tuple[Takeaway, ...]:
     """The five findings, in the order the pages tell them."""
@@ -178,14 +188,15 @@ def takeaways() -> tuple[Takeaway, ...]:
         ),
         Takeaway(
             "Attention weights are computed, not stored",
-            f"In the primer's §5 example, *{last}* splits its attention {w[0]:.3f} / {w[1]:.3f} / {w[2]:.3f} over "
-            f"*{first}*, *{second}* and itself: the {link('attention-head')} works the split out from the words "
-            "at run time.",
+            f"In the primer's §5 example the word *{last}* takes {w[0]:.0%} of what it reads from *{first}*, "
+            f"{w[1]:.0%} from *{second}* and {w[2]:.0%} from itself (its attention weights, {w[0]:.3f}, {w[1]:.3f} "
+            f"and {w[2]:.3f}, which sum to 1): the {link('attention-head')} works this split out from the words at "
+            "run time.",
             "qkv_walkthrough",
             "QKV walkthrough",
         ),
         Takeaway(
-            "A 736-parameter model learns the primer's grammar",
+            f"A {trained_model().n_params}-parameter model learns the primer's grammar",
             f"After *the cat sat*, our trained model puts {n['ours_p']:.3f} on *{n['ours_token']}* "
             f"(the primer's own model: {n['primer_p']:.3f}), the same answer from a separate training run.",
             "two_layer_trace",
@@ -193,9 +204,12 @@ def takeaways() -> tuple[Takeaway, ...]:
         ),
         Takeaway(
             "Only attention carries a word across positions",
-            f"Switching attention off drops the copula rule from {n['rule_on']:.2f} to {n['rule_off']:.2f} on the "
-            f"{link('held-out', 'held-out')} sentences, while next-word accuracy on "
-            f"{link('bigram-slot', 'bigram slots')} falls from {n['bigram_on']:.2f} to {n['bigram_off']:.2f}.",
+            "The model's grammar rule (after *is* or *was* the adjective must fit the noun before it: "
+            f"{rule_examples()}) needs a word carried from one position to another. Switching attention off takes "
+            f"it from {n['rule_on']:.0%} to {n['rule_off']:.0%} right on test sentences kept out of training "
+            f"({link('held-out', 'held out')}), while next-word guesses that need only the current word and its "
+            f"place ({link('bigram-slot', 'bigram slots')}) fall from {n['bigram_on']:.0%} to {n['bigram_off']:.0%} "
+            "right.",
             "ablation_lab?off=true",
             "Ablation lab",
         ),
@@ -210,13 +224,41 @@ def takeaways() -> tuple[Takeaway, ...]:
     )
 
 
+def plain_words() -> str:
+    """What a query, a key and a value are and why the cache grows with the conversation, in the glossary's plain
+    words, before any number of the page."""
+    ask = qkv_questions()
+    return (
+        "**How words read each other.** At every layer each word makes three things from its current numbers: a "
+        f"**query** (“{ask['query']}”), a **key** (“{ask['key']}”) and a **value** (“{ask['value']}”). A word "
+        "compares its query with the key of every word before it; the better the match, the more of that word's "
+        f"value it takes in ({link('attention-head', 'attention head')}).\n\n"
+        "**Why long conversations cost memory.** An answer is written one word at a time, and each new word's query "
+        "must be compared with the keys and values of every word so far. So the model keeps every earlier word's key "
+        f"and value, the {link('kv-cache')}, instead of working them out again; queries are used once and dropped. "
+        "Each word of the conversation, the prompt and the answer alike, adds one key and one value at every layer: "
+        "the cache grows with the conversation, and so does the GPU memory it needs."
+    )
+
+
+def shapes_note() -> str:
+    """How to read the picture's shapes, with the model's own sizes."""
+    c = trained_model().config
+    return (
+        f"Each box shows the shape of the numbers at that point: {len(PROMPT)} × {c.d_model} means {len(PROMPT)} "
+        f"tokens, each held as {c.d_model} numbers; [{c.vocab_size}] is a single list of {c.vocab_size} numbers (a "
+        "score for each word of the vocabulary)."
+    )
+
+
 def lead() -> str:
     """The page's first sentence: the point, with live numbers."""
     n = numbers()
     return (
-        f"**A Transformer predicts the next word by letting words read each other.** Our trained model answers *on* "
-        f"after *the cat sat* with probability {n['ours_p']:.3f}; switch its attention off and its grammar rule falls "
-        f"from {n['rule_on']:.2f} to {n['rule_off']:.2f}."
+        f"**A Transformer predicts the next word by letting words read each other.** Our small trained model answers "
+        f"*{n['ours_token']}* after *the cat sat* with probability {n['ours_p']:.3f}; switch its attention off and it "
+        f"no longer gets its grammar rule right (the right kind of word after *is*, which depends on the noun before "
+        f"it): {n['rule_on']:.0%} of the test sentences right before, {n['rule_off']:.0%} after."
     )
 
 
@@ -333,6 +375,7 @@ def briefing(url: str) -> Briefing:
         app_url=url,
         picture="<h2>The whole model in one picture</h2>" + pipeline_html(pipeline(), base=url),
         sections=(
+            ("In plain words", [plain_words()]),
             ("Five takeaways", [f"**{t.title}.** {t.sentence} [Open {t.page}]({t.href})" for t in takeaways()]),
             ("Which defaults reproduce the primer", [honesty()]),
         ),

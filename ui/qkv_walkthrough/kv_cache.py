@@ -251,7 +251,8 @@ def cache_size(config: Config, n_tokens: int) -> None:
     )
     toy = CacheShape(L=config.n_layers, T=n_tokens, h=config.n_heads, d_k=config.d_head, bytes_per_element=8)
     st.caption(
-        f"Defaults: the primer's 7B example (FP16, 32K context). The toy head on this page, in float64, "
+        f"Defaults: the primer's 7B example ({PRIMER_7B.bytes_per_element}-byte FP16 numbers, "
+        f"{PRIMER_7B.T // 1024}K context). The toy head on this page, in float64, "
         f"holds {toy.bytes} bytes for its {toy.T} tokens."
     )
     calculator = next((spec for spec in PAGES if spec.script == "pages/kv_cost.py"), None)

@@ -26,6 +26,7 @@ from core.explain.trace_views import (
 from core.explain.transformer import Model, Trace
 from ui.elements.figures import bars
 from ui.elements.glossary import link, tip
+from ui.elements.primer_slips import slip_box, slips
 from ui.elements.widgets import chart, download_matrix, download_rows, explain
 from ui.two_layer_trace.matrices import (
     chart_slots,
@@ -40,6 +41,8 @@ from ui.two_layer_trace.matrices import (
     top_table,
 )
 from ui.two_layer_trace.state import STEP, TAU_RANGE, step_from_link, step_into_link
+
+FIRST = 1  # the primer numbers layers, heads, columns and positions from 1
 
 # ---------------------------------------------------------------- the steps
 
@@ -118,10 +121,11 @@ def _step_h0(v: View) -> None:
         f"**How one vector carries both the word and its place.** Each column pair of PE is a sine and a cosine of "
         f"the position at a fixed speed: {pairs} per position. "
         + (
-            f"Over these {T} positions column 1 moves by {travel[0]:.3f} while column {d - 1} moves by only "
+            f"Over these {T} positions column {FIRST} moves by {travel[0]:.3f} while column {d - 1} moves by only "
             f"{travel[d - 2]:.3f}. "
             if T > 1
-            else "With a single token nothing moves yet: add tokens and watch column 1 change fast, column 5 hardly. "
+            else f"With a single token nothing moves yet: add tokens and watch column {FIRST} change fast, column "
+            f"{d - 1} hardly. "
         )
         + "So position is written mostly into "
         "the fast first columns and the word keeps the slow ones nearly undisturbed; W_Q, W_K and W_V learn which "
@@ -131,7 +135,8 @@ def _step_h0(v: View) -> None:
         f"Three {T} × {d} matrices: the word part, the place part and their sum h⁰, the residual stream's starting "
         f"point. PE's first column runs {', '.join(f'{x:.3f}' for x in pe[:, 0])} down the positions.",
         f"Attention alone is blind to order; the {link('positional-encoding')} is what tells the model that "
-        f"'{v.tokens[-1]}' is token {T} and not token 1, at no parameter cost: PE is a fixed table, not learned.",
+        f"'{v.tokens[-1]}' is token {T} and not the first token, at no parameter cost: PE is a fixed table, not "
+        "learned.",
     )
 
 
@@ -177,8 +182,9 @@ def _step_qkv(v: View) -> None:
         )
     r, col, value = largest_entry(all_heads(v.trace, v.layer, "q"))
     explain(
-        f"Columns 1–{c.d_head} of each matrix belong to head 1, the rest to head 2 (the thick line). The largest "
-        f"query entry is {value:.3f}, for {v.tokens[r]} in head {col // c.d_head + 1}.",
+        f"The first {c.d_head} columns of each matrix belong to head {FIRST}, the next {c.d_head} to head "
+        f"{FIRST + 1} (the thick line). The largest query entry is {value:.3f}, for {v.tokens[r]} in head "
+        f"{col // c.d_head + FIRST}.",
         f"{link('multi-head')} is one matrix multiply carved into lanes: {c.n_heads} questions asked in parallel "
         f"for the price of one {c.d_model} × {c.n_heads * c.d_head} product.",
     )
@@ -291,8 +297,8 @@ def _step_attn_out(v: View) -> None:
     )
     r, col, value = largest_entry(out)
     explain(
-        f"W_O's top {c.d_head} rows read head 1, the bottom ones head 2 (the thick line). The largest write is "
-        f"{value:.3f}, into column {col + 1} of {v.tokens[r]}.",
+        f"W_O's top {c.d_head} rows read head {FIRST}, the next {c.d_head} head {FIRST + 1} (the thick line). The "
+        f"largest write is {value:.3f}, into column {col + FIRST} of {v.tokens[r]}.",
         f"Each head owns {c.d_head} rows of W_O (see {link('projections')}); zeroing one head's {c.d_head} rows is "
         "how the ablation lab switches a single head off.",
     )
@@ -337,7 +343,7 @@ def _step_mlp(v: View, which: str) -> None:
         {
             "mlp_pre": f"Widened each token's row from {c.d_model} to {c.d_ff} numbers with W_1 "
             f"({c.d_model} × {c.d_ff}).",
-            "mlp_post": "Applied GELU to every entry: large positives pass, negatives are squashed towards 0.",
+            "mlp_post": "Applied GELU to every entry: large positives pass, negatives are squashed towards zero.",
             "mlp_out": f"Narrowed each row back from {c.d_ff} to {c.d_model} numbers with W_2 "
             f"({c.d_ff} × {c.d_model}).",
         }[which]
@@ -355,6 +361,8 @@ def _step_mlp(v: View, which: str) -> None:
         "other tokens. GELU is the block's only element-wise non-linearity (softmax and LayerNorm bend too, but act "
         "on whole rows): it is what lets the MLP do more than a matrix multiply.",
     )
+    checked = {"mlp_pre": ("dff_four_times",), "mlp_post": ("only_nonlinearity",)}.get(which, ())
+    slip_box(slips(*checked), key=f"tr-slips-{which}")
 
 
 def _step_final(v: View) -> None:

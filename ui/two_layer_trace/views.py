@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.explain.primer_slips import section6_slips
 from core.explain.trace_views import (
     COPULA_PROBES,
+    CopulaProbe,
     PrimerSection6,
     head_labels,
     lens_probabilities,
@@ -28,7 +28,7 @@ from core.explain.transformer import Model, Trace
 from core.explain.world import sentence_types
 from ui.elements.comparisons import grouped_bars, line_chart, trajectories
 from ui.elements.glossary import link
-from ui.elements.primer_slips import slip_box
+from ui.elements.primer_slips import slip_box, slips
 from ui.elements.widgets import OnFirstUse, chart, download_matrix, download_table, explain
 from ui.two_layer_trace.matrices import column_names, frame_table, matrix, panel, panel_grid, spaced, token_rows
 from ui.two_layer_trace.results import cached_trace, copula_rows, probe, shipped_training_log
@@ -88,8 +88,8 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
                 {name: coords[:, i] for i, name in enumerate(names)},
                 stages,
                 title="each token's path through the stream (2-D view)",
-                x_title=f"axis 1 ({share[0]:.0%} of the spread)",
-                y_title=f"axis 2 ({share[1]:.0%})",
+                x_title=f"first axis ({share[0]:.0%} of the spread)",
+                y_title=f"second axis ({share[1]:.0%})",
             ),
             key="tr-paths",
             alt="Residual stream paths",
@@ -134,6 +134,15 @@ def residual_spine(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     )
 
 
+def favourite(probe: CopulaProbe) -> str:
+    """The top answer of a copula probe in running text, or the top two when they tie at the three decimals shown
+    ('blue and red, tied at 0.500')."""
+    first, second = probe.top[:2]
+    if f"{first.probability:.3f}" == f"{second.probability:.3f}":
+        return f"{first.token} and {second.token}, tied at {first.probability:.3f}"
+    return f"{first.token} ({first.probability:.3f})"
+
+
 def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     """§6's copula probe side by side (cat is / mat is / dog was / floor was) and all 16 copula types."""
     vocab = list(model.vocabulary)
@@ -161,8 +170,9 @@ def copula_view(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         )
         + ".",
         "The deciding word is the noun one place back, never the copula itself: only attention can carry it there. "
-        f"Swapping cat for mat moves the favourite from {probes[0].top[0].token} to {probes[1].top[0].token}, the "
-        "primer's evidence that the model uses context.",
+        f"Swapping {probes[0].prompt[-2]} for {probes[1].prompt[-2]} moves the answer from {favourite(probes[0])} "
+        f"to {favourite(probes[1])}: from the {probes[0].subject_class} adjectives to the "
+        f"{probes[1].subject_class} ones, the primer's evidence that the model uses context.",
     )
     rows = copula_rows()
     frame = pd.DataFrame(
@@ -307,16 +317,24 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
     printed = primer.layer1_patterns
     pattern_prompt = tuple(printed["prompt"])
     ours_layer1 = cached_trace(pattern_prompt)["blocks.0.attn.hook_pattern"]
-    st.markdown(f"**Layer 1's attention weights on '{spaced(pattern_prompt)}' (primer §6, Step 3)**")
+    printed_layer = printed["heads"][0]["layer"]  # the primer numbers layers from 1
+    st.markdown(f"**Layer {printed_layer}'s attention weights on '{spaced(pattern_prompt)}' (primer §6, Step 3)**")
     names = token_rows(pattern_prompt)
     panel_grid(
         [
-            panel(matrix, f"{who}, layer 1, head {row['head']}", names, names, f"tr-pvo-l1-{who[:3]}-{i}", signed=False)
+            panel(
+                matrix,
+                f"{who}, layer {printed_layer}, head {row['head']}",
+                names,
+                names,
+                f"tr-pvo-l1-{who[:3]}-{i}",
+                signed=False,
+            )
             for i, row in enumerate(printed["heads"])
             for who, matrix in (("primer's model", np.array(row["weights"])), ("our model", ours_layer1[i]))
         ]
     )
-    slip_box([s for s in section6_slips() if s.section.endswith("Step 3")], key="tr-slips-step3")
+    slip_box(slips("head1_sat_largest", "head2_sat_self", "head2_cat_the"), key="tr-slips-step3")
     gamma = model.params["ln_final.gamma"]
     step8_readout(model, primer, ours_trace, prompt)
     masses = [r.class_mass for r in rows]
@@ -337,7 +355,7 @@ def primer_vs_ours(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:
         f"{labels[ours_top]} ({ours_att[ours_top, subject]:.3f}) in ours; our top logit is {ours[0].logit:.2f} against "
         f"the primer's {theirs[0]['logit']:.2f}, and our final γ runs "
         f"{gamma.min():.3f}–{gamma.max():.3f}, the primer's {min(primer.final_layernorm['gamma']):.3f}–"
-        f"{max(primer.final_layernorm['gamma']):.3f}. In layer 1, '{pattern_prompt[-1]}' reads "
+        f"{max(primer.final_layernorm['gamma']):.3f}. In layer {printed_layer}, '{pattern_prompt[-1]}' reads "
         + " and ".join(
             f"'{pattern_prompt[int(np.argmax(np.array(row['weights'])[-1]))]}' most in the primer's head {row['head']} "
             f"(ours: '{pattern_prompt[int(np.argmax(ours_layer1[i, -1]))]}')"
@@ -385,7 +403,7 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
         "However large the running sum grows, this norm hands the read-out a vector of a learned size: γ, not the "
         "depth of the network, sets how confident the final prediction can be.",
     )
-    slip_box([s for s in section6_slips() if s.section.endswith("Step 8")], key="tr-slips-step8")
+    slip_box(slips("gamma_close_to_3", "span_about_nine"), key="tr-slips-step8")
     readout = primer.readout
     by_token = dict(zip(primer.vocabulary, zip(readout["logits"], readout["probs"], strict=True), strict=True))
     frame = pd.DataFrame(
@@ -403,6 +421,24 @@ def step8_readout(model: Model, primer: PrimerSection6, ours_trace: Trace, promp
         frame, hide_index=True, key="tr-pvo-all", column_config=config, row_height=35, height=35 * (len(frame) + 1) + 4
     )
     download_table(frame, name="logits and probabilities, primer vs ours", key="tr-pvo-all")
+    slip_box(slips("runners_up_share", "two_decimal_rounding"), key="tr-slips-readout")
+
+
+def plain_words(model: Model, tokens: tuple[str, ...]) -> str:
+    """What the page shows, in words, before any symbol; then the symbols its steps use, each explained."""
+    c = model.config
+    return (
+        "**What this page shows.** A short sentence goes in, and each word becomes a list of numbers. The model then "
+        f"works in {c.n_layers} rounds: in each, every word reads the words before it (attention), then is refined "
+        "on its own (the MLP). The last word's numbers finally become a score for every word the model knows, and "
+        "the highest score is its guess for the next word. Pick a step in the list to see the numbers at that "
+        "point.\n\n"
+        f"**Symbols.** *T* is the number of tokens in the prompt (here {len(tokens)}) and *d* (d_model) the numbers "
+        f"kept per token ({c.d_model}); a shape *T* × *d* is a table of one row per token. *ids* are the tokens' "
+        "positions in the vocabulary and *E* the embedding table (one row per vocabulary word), so "
+        r"$E[\text{ids}] \in \mathbb{R}^{T \times d}$ reads “the prompt's rows of *E* form a table of real numbers, "
+        "*T* rows by *d* columns”."
+    )
 
 
 def headline(model: Model, trace: Trace, tokens: tuple[str, ...]) -> None:

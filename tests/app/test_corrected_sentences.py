@@ -1,0 +1,194 @@
+"""Every sentence corrected for issue 29, pinned to the engine value it states: if the engine's figure moves, the
+sentence moves with it, and a sentence that stated a wrong figure cannot come back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from core.explain import experiments as ex
+from core.explain.analysis import (
+    COLLAPSE,
+    bigram_ceilings,
+    head_evidence,
+    head_label,
+    heads,
+    next_token_table,
+    short_label,
+)
+from core.explain.primer import conv_example
+from core.explain.trace_views import COPULA_PROBES, copula_probe
+from core.explain.weights import trained_model
+from core.plan.engines import profile
+from core.plan.kv_memory import GB, GIB, gpus
+from tests.app.helpers import shown
+from ui.ablation_lab.beyond import collateral_sentence
+from ui.ablation_lab.results import sweep
+from ui.elements.glossary import qkv_questions, terms
+from ui.elements.navigation import PAGES
+from ui.overview import views as overview
+from ui.two_layer_trace.views import favourite
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = trained_model()
+
+
+def run(script: str, **query: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / script), default_timeout=120)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def text(at: AppTest) -> str:
+    return "\n".join(shown(m.value) for m in [*at.markdown, *at.caption])
+
+
+# ----------------------------------------------------------------------------------------- 3: one load-bearing test
+def test_the_brightest_head_is_load_bearing_in_three_of_nine_under_the_stated_definition():
+    family = ex.shipped_family()
+    agree = family.brightest_load_bearing
+    assert (len(family.carriers), agree) == (9, 3)
+    at = run("pages/ablation_lab.py", view="④ Patterns can mislead")
+    page = text(at)
+    assert f"the brightest head is load-bearing in only {agree}." in page
+    assert f"held-out rule accuracy at {COLLAPSE:.1f} or less" in page  # the definition, stated where it is used
+    # the family table and its caption use the same test
+    beyond = run("pages/ablation_lab.py", view="⑥ Beyond the primer", beyond="Model family")
+    frame = beyond.dataframe[0].value
+    assert (frame["brightest is load-bearing"] == "yes").sum() == agree
+    assert "a load-bearing head (load-bearing: removing that head alone leaves held-out rule accuracy at " in text(
+        beyond
+    )
+
+
+# ----------------------------------------------------------------------------------------- 6: the cleanest cut
+def test_the_least_collateral_cut_is_said_to_barely_touch_the_rule():
+    ev = head_evidence(sweep())
+    clean = ev.index(ev.cleanest)
+    sentence = collateral_sentence(ev)
+    assert ev.cleanest not in ev.rule_breakers  # the premise of the corrected wording
+    assert (
+        f"The least collateral damage comes from removing {head_label(ev.cleanest)} (bigram "
+        f"{ev.bigram_top1[clean]:.3f}), but it barely touches the rule either (copula class "
+        f"{ev.baseline_class:.2f} → {ev.class_accuracy[clean]:.2f})." in sentence
+    )
+    least = min(ev.bigram_drop[ev.index(h)] for h in ev.rule_breakers)
+    assert f"also costs at least {least:.3f} of bigram top-1: no single head is a clean cut here" in sentence
+    assert "0.662 and 0.690" in sentence  # the primer's layer-2 heads, printed
+    assert "cleanest cut is" not in sentence
+    assert sentence in text(run("pages/ablation_lab.py", view="⑤ Collateral vs targeted"))
+
+
+# ----------------------------------------------------------------------------------------- 7: ablation vs patching
+def test_ablation_and_patching_are_described_consistently():
+    bench = text(run("pages/ablation_lab.py"))
+    assert "the one test that shows" not in bench and "whether the model needs it" in bench
+    patching = text(run("pages/ablation_lab.py", view="⑥ Beyond the primer", beyond="Activation patching"))
+    assert "strongest causal evidence" not in patching
+    assert "Ablation and patching answer different questions" in patching
+
+
+# ----------------------------------------------------------------------------------------- 8: the tie
+def test_the_swap_names_the_tie_at_the_decimals_shown():
+    cat, mat = (copula_probe(MODEL, prompt) for prompt in COPULA_PROBES[:2])
+    first, second = mat.top[:2]
+    assert f"{first.probability:.3f}" == f"{second.probability:.3f}" == "0.500"  # blue and red tie
+    assert favourite(mat) == f"{first.token} and {second.token}, tied at 0.500"
+    assert favourite(cat) == f"{cat.top[0].token} ({cat.top[0].probability:.3f})"
+    page = text(run("pages/two_layer_trace.py", trace_view="Copula probe"))
+    assert f"moves the answer from {favourite(cat)} to {favourite(mat)}" in page
+    assert "moves the favourite" not in page
+
+
+# ----------------------------------------------------------------------------------------- 9: what attention displaced
+def test_attention_displaced_recurrent_networks_and_the_primer_is_quoted_as_the_primer():
+    page = text(run("pages/cnn_vs_head.py", view="④ Filter vs head"))
+    assert "chiefly displaced in language were recurrent networks (RNNs, LSTMs)" in page
+    assert "The primer puts it as “the whole reason attention displaced convolution for language”" in page
+    kernel = next(iter(conv_example().filters.values()))
+    assert f"the same {kernel.size} weights score every window" in page
+
+
+# ----------------------------------------------------------------------------------------- 4 and typed numbers
+def test_the_glossary_s_figures_come_from_the_engine_and_the_presets():
+    entries, ceilings, h100 = terms(), bigram_ceilings(), gpus()["h100-sxm"]
+    bigram = entries["bigram-slot"]["definition"]
+    assert "could get right" not in bigram
+    assert f"({ceilings.position_aware:.3f} top-1 on these slots)" in bigram
+    assert f"the current word alone does not ({ceilings.token_only:.3f})" in bigram
+    assert f"({profile('vllm').block_tokens} by default in vLLM)" in entries["paged-kv"]["definition"]
+    hbm = entries["hbm"]["definition"]
+    assert f"{h100.memory_mib:,.0f} MiB" in hbm and f"{GIB / GB - 1:.0%} more" in hbm
+    gddr = [g.name for g in gpus().values() if "GDDR" in g.memory_source]
+    assert gddr and f"{' and '.join(gddr)} carry GDDR memory, not HBM" in hbm
+    raw = json.loads((ROOT / "assets" / "glossary.json").read_text(encoding="utf-8"))
+    by_key = {entry["key"]: entry["definition"] for entry in raw["terms"]}
+    for key in ("bigram-slot", "paged-kv", "hbm"):  # the asset holds placeholders, not figures
+        assert "{" in by_key[key] and "81,559" not in by_key[key] and "16 by" not in by_key[key]
+
+
+def test_titles_state_the_model_s_own_parameter_count():
+    trace = next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py")
+    assert f"trained {MODEL.n_params}-parameter model" in trace.summary
+    assert overview.takeaways()[2].title == f"A {MODEL.n_params}-parameter model learns the primer's grammar"
+
+
+# ----------------------------------------------------------------------------------------- plain words first
+def test_the_overview_says_what_q_k_v_are_and_why_the_cache_grows_before_its_numbers():
+    at = run("app.py")  # the overview is the entry page; its links need the navigation app.py builds
+    blocks = [m.value for m in at.markdown]
+    plain = overview.plain_words()
+    for word, question in qkv_questions().items():
+        assert f"**{word}** (“{question}”)" in plain
+    assert "the cache grows with the conversation" in plain
+    assert blocks.index(plain) == 1  # right after the one-sentence lead, before the picture and the takeaways
+    lead = overview.lead()
+    assert "copula" not in lead and "bigram" not in lead
+    n = overview.numbers()
+    assert f"{n['rule_on']:.0%} of the test sentences right before, {n['rule_off']:.0%} after" in lead
+    w = n["weights"]
+    assert f"takes {w[0]:.0%} of what it reads from" in overview.takeaways()[1].sentence
+    config = MODEL.config
+    assert f"{len(overview.PROMPT)} × {config.d_model} means {len(overview.PROMPT)} tokens" in overview.shapes_note()
+
+
+def test_the_ablation_lab_opens_in_words_with_the_model_s_own_answers():
+    at = run("pages/ablation_lab.py")
+    first = at.markdown[0].value
+    assert first.startswith("**What this page shows.**")
+    for prompt in (ex.CAT, ex.MAT):
+        (a, _), (b, _) = next_token_table(MODEL, prompt, ex.configuration(), k=2)
+        assert f"**{a}** or **{b}**" in first  # read from the model, not typed
+    every = heads(MODEL.config)
+    assert f"The model has {len(every)} attention heads" in first
+    assert f"{short_label(every[0])} is {head_label(every[0])}" in first
+    assert f"*{sweep().n_bigram_slots} bigram slots*" in first
+    assert first.index("What this page shows") < first.index(short_label(every[0]))
+
+
+def test_the_two_layer_trace_opens_in_words_then_explains_its_symbols():
+    at = run("pages/two_layer_trace.py")
+    first = at.markdown[0].value
+    assert first.startswith("**What this page shows.**")
+    assert first.index("What this page shows") < first.index("**Symbols.**") < first.index(r"\mathbb{R}")
+    assert f"(here {len(('<BOS>', 'the', 'cat', 'sat'))})" in first and f"({MODEL.config.d_model})" in first
+    assert f"works in {MODEL.config.n_layers} rounds" in first
+
+
+# ----------------------------------------------------------------------------------------- slips on the pages
+def test_the_step_by_step_view_shows_the_gelu_and_d_ff_slips_at_their_steps():
+    gelu = text(run("pages/two_layer_trace.py", trace_step="MLP activation"))
+    assert "This is the model's only nonlinearity" in gelu and "GELU is the only element-wise non-linearity" in gelu
+    dff = text(run("pages/two_layer_trace.py", trace_step="MLP pre-activation"))
+    assert "11,008 = 2.69 × d_model 4,096" in dff and "3,072 = 4.00 × d_model 768" in dff
+
+
+def test_the_phone_formula_box_scrolls_instead_of_cutting():
+    css = (ROOT / "ui" / "elements" / "web" / "page.css").read_text(encoding="utf-8")
+    rule = css[css.index(".katex-display {") :]
+    assert "overflow-x: auto" in rule.split("}")[0]

@@ -18,16 +18,21 @@ from core.explain.analysis import (
     next_token_table,
     short_label,
 )
+from core.explain.checkpoints import shipped_replay
+from core.explain.discarded_world import discarded_corpus, discarded_types, is_repeat, shipped_runs, verdict
 from core.explain.primer import conv_example
+from core.explain.recipe import MAIN_SEED, RECIPE
 from core.explain.trace_views import COPULA_PROBES, copula_probe
 from core.explain.weights import trained_model
+from core.explain.world import corpus, training_corpus
 from core.plan.engines import profile
 from core.plan.kv_memory import GB, GIB, gpus
-from tests.app.helpers import shown
+from tests.app.helpers import charts, shown, table_footnote
 from ui.ablation_lab.beyond import collateral_sentence
 from ui.ablation_lab.results import sweep
 from ui.elements.glossary import qkv_questions, terms
 from ui.elements.navigation import PAGES
+from ui.how_it_learned.state import SECTIONS
 from ui.overview import views as overview
 from ui.two_layer_trace.views import favourite
 
@@ -192,3 +197,45 @@ def test_the_phone_formula_box_scrolls_instead_of_cutting():
     css = (ROOT / "ui" / "elements" / "web" / "page.css").read_text(encoding="utf-8")
     rule = css[css.index(".katex-display {") :]
     assert "overflow-x: auto" in rule.split("}")[0]
+
+
+# ----------------------------------------------------------------------------------------- How it learned's figures
+def test_how_it_learned_states_the_world_s_the_recipe_s_and_the_asset_s_own_figures():
+    spec = next(spec for spec in PAGES if spec.script == "pages/how_it_learned.py")
+    blind = verdict(shipped_runs().rows).blind
+    assert blind and f"The {MODEL.n_params}-parameter model's training" in spec.summary
+    assert f"a metric that reads {blind[0].class_metric:.3f} while the model is wrong" in spec.summary
+    copula = [t for t in corpus().types if t.family == "copula"]
+    held = sum(t.held_out for t in copula)
+    replay = shipped_replay()
+    at = run("pages/how_it_learned.py")
+    page = text(at)
+    assert at.select_slider(key="learned_step").label == (
+        f"Training step: {len(replay)} checkpoints, log-spaced from {int(replay.steps[0]):,} to "
+        f"{int(replay.steps[-1]):,}"
+    )
+    accuracy = json.dumps(next(c for c in charts(at) if c["key"] == "learned-accuracy")["figure"])
+    assert f"rule accuracy ({held} held-out copula types)" in accuracy
+    assert f"right class, all {len(copula)} copula types" in accuracy
+    assert f"{replay.values['class_mass_mean'][-1]:.3f} on average over the {len(copula)} copula types" in page
+    assert f"the {MODEL.config.vocab_size} rows of E" in page
+    assert f"At step {int(replay.steps[0]):,} its largest weight in any head was" in page
+    assert "short of full marks" in page and ", not 1," not in page
+    recipe = (
+        f"(seed {MAIN_SEED}, {RECIPE.steps:,} full-batch AdamW steps on the {len(training_corpus().types)} "
+        "training types, one CPU thread)"
+    )
+    assert recipe in page or "without torch" in page  # the retrain box names the recipe where torch is installed
+    siblings = run("pages/how_it_learned.py", learned_section=SECTIONS[1])
+    footnote = table_footnote(siblings, "Rule emergence, run by run")
+    assert f"logged every {RECIPE.log_every} steps while each model trained" in footnote
+    assert f"The shipped run (seed {MAIN_SEED}) first answers" in text(siblings)
+    discarded = run("pages/how_it_learned.py", learned_section=SECTIONS[2])
+    repeats = [t for t in discarded_types() if is_repeat(t)]
+    bars = json.dumps(next(c for c in charts(discarded) if c["key"] == "learned-discarded")["figure"])
+    assert f"all {int(discarded_corpus().slot_copula.sum())} copula slots" in bars
+    assert f"repeat right, {sum(not t.held_out for t in repeats)} trained types" in bars
+    assert f"repeat right, {sum(t.held_out for t in repeats)} held-out types" in bars
+    assert f"Where the class metric reads {blind[0].class_metric:.3f} while the repeat is still wrong" in text(
+        discarded
+    )

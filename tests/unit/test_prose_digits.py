@@ -49,6 +49,10 @@ ALLOWED = (
     (r"\b100%", "all of a share"),
     (r"\b1/\{\}", "a step of one in a count filled from the engine"),
     (r"\b26 letters\b", "the primer's §1 flowchart, quoted: 'softmax over 26 letters'"),
+    (
+        r"\bit read 1\.000 throughout\b",
+        "the primer's §6 words on its discarded rule, quoted: 'it read 1.000 throughout'",
+    ),
     # Rounding and shape conventions: descriptions of the display, not figures of the model.
     (r"\b0 \(identical to the last bit\)", "the primer's printed wording for an exact identity"),
     (

@@ -23,28 +23,12 @@ import torch.nn.functional as F
 
 from core.explain import checkpoints, discarded_world, weights
 from core.explain.discarded_world import EARLY, RUNS, RunConfig, RunRow, discarded_corpus, evaluate
+from core.explain.recipe import FAMILY_SEEDS, MAIN_SEED, RECIPE, Recipe
 from core.explain.transformer import NO_INTERVENTION, PRIMER_CONFIG, Config, Intervention, Model, parameter_shapes
 from core.explain.transformer import sinusoidal_positions as _positions
 from core.explain.world import VOCABULARY, Corpus, corpus, corpus_hash, training_corpus
 
 DTYPE = torch.float64
-MAIN_SEED = 0
-FAMILY_SEEDS = tuple(range(1, 9))
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """Optimiser settings: Adam, linear warm-up then cosine decay, decoupled weight decay (AdamW)."""
-
-    steps: int = 2000
-    learning_rate: float = 0.03
-    warmup: int = 100
-    weight_decay: float = 0.0
-    init_std: float = 0.3
-    log_every: int = 50
-
-
-RECIPE = Recipe()
 
 
 class TorchTransformer(torch.nn.Module):

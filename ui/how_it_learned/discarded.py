@@ -10,7 +10,16 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.explain.checkpoints import Replay
-from core.explain.discarded_world import EARLY, LESSON, RunRow, discarded_types, is_repeat, shipped_runs, verdict
+from core.explain.discarded_world import (
+    EARLY,
+    LESSON,
+    RunRow,
+    discarded_corpus,
+    discarded_types,
+    is_repeat,
+    shipped_runs,
+    verdict,
+)
 from ui.elements import leads
 from ui.elements.glossary import link
 from ui.elements.static_table import static_table
@@ -60,8 +69,13 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
         f"*is* or *was* is an adjective of the subject's class, on every {link('copula-slot', 'copula slot')}), and "
         "repeat accuracy (the answer is the subject's own adjective)."
     )
-    chart(figures.discarded_bars(rows), key="learned-discarded", alt="Class metric and repeat accuracy per run")
     n_trained = sum(not t.held_out for t in repeats)
+    copula_slots = int(discarded_corpus().slot_copula.sum())
+    chart(
+        figures.discarded_bars(rows, copula_slots, n_trained, len(held)),
+        key="learned-discarded",
+        alt="Class metric and repeat accuracy per run",
+    )
     share = ["class metric", f"repeat: trained ({n_trained})", f"repeat: held out ({len(held)})", "first adjective"]
     static_table(
         ["run", "parameters", *share, "configuration"],  # the figures first: on a narrow screen the text scrolls
@@ -94,7 +108,8 @@ def discarded_section(replay: Replay, lead: DeltaGenerator) -> None:
         else "Like the primer's, none of our runs gets every repeat type right."
     )
     blind = (
-        " Where the class metric reads 1.000 while the repeat is still wrong on some types: "
+        f" Where the class metric reads {max(r.class_metric for r in v.blind):.3f} while the repeat is still wrong on "
+        "some types: "
         + "; ".join(
             f"{_who(r)}: repeat {r.repeat_trained:.3f} trained, {r.repeat_held_out:.3f} held out" for r in v.blind
         )

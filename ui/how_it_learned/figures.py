@@ -220,7 +220,7 @@ def siblings(runs: tuple[Emergence, ...], last: int) -> go.Figure:
         },
     ]
     axis = _step_axis(last)
-    axis["range"] = [1.5, np.log10(last) + 0.05]  # logged every 50 steps: no run holds the rule before step 50
+    axis["range"] = [1.5, np.log10(last) + 0.05]  # logged every 50 steps (RECIPE.log_every): none holds it before
     spec = _layout(
         "when the copula rule appears, run by run (training logs)",
         420,
@@ -231,14 +231,15 @@ def siblings(runs: tuple[Emergence, ...], last: int) -> go.Figure:
 
 
 @lru_cache(maxsize=4)
-def discarded_bars(rows: tuple[RunRow, ...]) -> go.Figure:
-    """The two metrics side by side for every run: the class metric the primer watched, and repeat accuracy."""
+def discarded_bars(rows: tuple[RunRow, ...], copula_slots: int, trained: int, held_out: int) -> go.Figure:
+    """The two metrics side by side for every run: the class metric the primer watched (on the discarded world's
+    `copula_slots`), and repeat accuracy on its `trained` and `held_out` repeat types."""
     return grouped_bars(
         [r.name for r in rows],
         [
-            ("class metric (right class, all 32 copula slots)", [r.class_metric for r in rows]),
-            ("repeat right, 12 trained types", [r.repeat_trained for r in rows]),
-            ("repeat right, 4 held-out types", [r.repeat_held_out for r in rows]),
+            (f"class metric (right class, all {copula_slots} copula slots)", [r.class_metric for r in rows]),
+            (f"repeat right, {trained} trained types", [r.repeat_trained for r in rows]),
+            (f"repeat right, {held_out} held-out types", [r.repeat_held_out for r in rows]),
         ],
         title="the metric the primer watched, and the rule it was meant to show",
         y_title="share",

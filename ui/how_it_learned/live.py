@@ -13,6 +13,8 @@ import numpy as np
 import streamlit as st
 
 from core.explain.checkpoints import CHECKPOINTS, LIVE_SOURCE, Replay, checkpoint_steps, replay_from, shipped_replay
+from core.explain.recipe import MAIN_SEED, RECIPE
+from core.explain.world import training_corpus
 from ui.how_it_learned.state import LIVE
 
 
@@ -26,13 +28,13 @@ def _retrain() -> None:
     live run keeps the same checkpoint steps)."""
     from core.explain import training  # imports torch: only here, on demand
 
-    bar = st.progress(0.0, text="Training the 736-parameter model…")
+    bar = st.progress(0.0, text=f"Training the {shipped_replay().model(0).n_params}-parameter model…")
 
     def tick(step: int, steps: int) -> None:
         if step % 25 == 0 or step == steps:
             bar.progress(step / steps, text=f"Training: step {step:,} of {steps:,}")
 
-    run = training.run_training(training.MAIN_SEED, snapshots=checkpoint_steps(training.RECIPE.steps), on_step=tick)
+    run = training.run_training(MAIN_SEED, snapshots=checkpoint_steps(RECIPE.steps), on_step=tick)
     bar.progress(1.0, text="Computing the checkpoints' metrics…")
     st.session_state[LIVE] = replay_from(run.snapshots, run.model, LIVE_SOURCE)
     st.rerun()
@@ -73,8 +75,9 @@ def retrain_box(replay: Replay) -> None:
         else:
             st.markdown(
                 f"The page shows the replay recorded in assets/model/{CHECKPOINTS.name}. torch is installed here, so "
-                "you can run the same recipe (seed 0, 2,000 full-batch AdamW steps on the 56 training types, one CPU "
-                "thread) and watch this session's own run instead; it takes about a quarter of a minute."
+                f"you can run the same recipe (seed {MAIN_SEED}, {RECIPE.steps:,} full-batch AdamW steps on the "
+                f"{len(training_corpus().types)} training types, one CPU thread) and watch this session's own run "
+                "instead; it takes about a quarter of a minute."
             )
         if st.button("Retrain live", key="learned_retrain", icon=":material/model_training:"):
             _retrain()

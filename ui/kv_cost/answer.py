@@ -10,13 +10,10 @@ from core.plan.model_config import (
 )
 from ui.elements.metric_cards import Card, metric_cards
 from ui.elements.numbers import plural
-from ui.kv_cost.numbers import gb, gpus_text, money, size_parts
+from ui.kv_cost.numbers import gb, gpus_text, money, same_bytes, size_parts
 
 # --------------------------------------------------------------------------------------------------- sections
-BYTE_UNITS = (
-    "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory). "
-    "The same 16 GiB reads as 17.18 GB."
-)
+BYTE_UNITS = "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory)."
 
 
 def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> list[Card]:
@@ -85,7 +82,9 @@ def headline(lead: str, config: ModelConfig, dep: kv.Deployment, result: kv.Plan
     title = f"{config.name} on {dep.gpu.name}, {dep.context:,} tokens per user, {plural(dep.users, 'user')}"
     st.markdown(f"{lead}\n\n### {title}")
     cards = headline_cards(config, dep, result, auto)
-    metric_cards(cards, label="Headline numbers", key="kv-headline", footnote=BYTE_UNITS)
+    metric_cards(
+        cards, label="Headline numbers", key="kv-headline", footnote=f"{BYTE_UNITS} {same_bytes(result.kv_per_user)}"
+    )
 
 
 def context_warning(config: ModelConfig, context: int) -> None:

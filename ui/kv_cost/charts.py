@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.plan import kv_cache as kv
+from core.plan.context_cost import context_cost
 from core.plan.model_config import (
     ModelConfig,
 )
@@ -20,6 +21,7 @@ from ui.elements.html_element import draw_html
 from ui.elements.numbers import log_axis, plural
 from ui.elements.plain_math import display, product, sym
 from ui.elements.widgets import chart, explain
+from ui.kv_cost.context_sentences import growth_sentence, users_sentence
 from ui.kv_cost.numbers import COLOURS, Compared, gb, money
 
 
@@ -249,7 +251,7 @@ def formula(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
         numbers = product(config.n_layers, t, f"({config.kv_lora_rank} + {config.qk_rope_head_dim})", b)
         note = (
             "Multi-head latent attention caches one compressed vector per token and layer that serves as both K and "
-            "V, so there is no factor 2 (a published calculator once doubled it: a known bug)."
+            "V, so K and V are not counted twice (a published calculator once doubled it: a known bug)."
         )
     elif config.sliding_layers:
         full, window = product(sym("L", "full"), sym("T")), product(sym("L", "window"), f"min({sym('T')}, {sym('W')})")
@@ -286,21 +288,14 @@ def kv_view(compared: Compared) -> None:
         key="kv-context",
         alt="Log-log lines of one user's KV cache in GB against context length, one per model, with GPU sizes.",
     )
-    capped = (
-        " until the sliding window caps it"
-        if config.sliding_layers == config.n_layers
-        else f" (its {config.sliding_layers} windowed layers stop at {config.sliding_window:,} tokens)"
-        if config.sliding_layers
-        else ""
-    )
     least = min(compared, key=lambda item: item[3].kv_per_user)
     doubled = kv.plan(config, kv.at_context(dep, 2)).kv_per_user
+    grows, matters = growth_sentence(config, context_cost(config, dep))
     explain(
         f"At {t:,} tokens one {config.name} conversation holds {gb(result.kv_per_user)} of KV cache; at "
-        f"{2 * t:,} tokens it holds {gb(doubled)}. Among the models shown, {least[1].name} needs "
+        f"{2 * t:,} tokens it holds {gb(doubled)}. {grows} Among the models shown, {least[1].name} needs "
         f"the least ({gb(least[3].kv_per_user)} per user at this context). Dotted lines are whole GPUs' memory.",
-        f"The cache grows in a straight line with context{capped}: selling longer context windows buys memory in "
-        "direct proportion, per user, on top of the model's weights.",
+        matters,
     )
 
 
@@ -348,20 +343,15 @@ def memory_view(compared: Compared) -> None:
 
 
 def users_view(compared: Compared) -> None:
-    """The users-vs-context chart and its sentences."""
-    _, config, dep, result = compared[0]
+    """The users-vs-context chart and its sentences (one user's speed beside the users: long context costs both)."""
+    _, config, dep, _ = compared[0]
     chart(
         users_chart(compared),
         key="kv-users",
         alt="Log-log step lines of the maximum concurrent users of one model copy against context length.",
     )
-    half = kv.at_context(dep, 0.5)
     explain(
-        f"At {dep.context:,} tokens one {dep.tp}-GPU copy of {config.name} on {dep.gpu.name} serves at most "
-        f"{plural(result.max_users, 'user')} at once; at {half.context:,} tokens it would serve "
-        f"{kv.plan(config, half).max_users:,}. Lines stop where not even one user fits.",
-        "Concurrency, not speed, is what long context costs: halving the context roughly doubles the users a GPU "
-        "can carry, and so halves the hardware per user.",
+        *users_sentence(config, context_cost(config, dep), f"one {dep.tp}-GPU copy of {config.name} on {dep.gpu.name}")
     )
 
 
@@ -374,7 +364,7 @@ def cost_view(compared: Compared) -> None:
             f"No batch fits at {dep.context:,} tokens on {dep.tp} × {dep.gpu.name}: raise the GPUs per model copy "
             f"(at least {needed_tp}) or shorten the context."
             if needed_tp
-            else "No batch fits even with 64 GPUs per copy."
+            else f"No batch fits even with {max(kv.TP_OPTIONS)} GPUs per copy."
         )
         return
     fig, alone = _cost_chart(config, dep, result)

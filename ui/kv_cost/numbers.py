@@ -39,6 +39,12 @@ def size(n_bytes: float) -> str:
     return " = ".join(size_parts(n_bytes))
 
 
+def same_bytes(n_bytes: float) -> str:
+    """One size in both units, as the footnote under the headline numbers says it: 'One user's KV cache here, 16.00
+    GiB, reads as 17.18 GB.'"""
+    return f"One user's KV cache here, {kv.to_gib(n_bytes):,.2f} GiB, reads as {kv.to_gb(n_bytes):,.2f} GB."
+
+
 def gb(n_bytes: float) -> str:
     """Bytes as decimal gigabytes, '17.18 GB'."""
     return f"{kv.to_gb(n_bytes):,.2f} GB"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.plan.model_config import FIELD_NAMES, MAX_CONFIG_BYTES, ParseReport, model_name, presets
+from core.plan.model_config import FIELD_NAMES, MAX_CONFIG_BYTES, MAX_NAME, ParseReport, model_name, presets
 from ui.elements import link_reader as lr
 
 PRIMER = "primer-7b"
@@ -18,9 +18,11 @@ YOUR_MODEL = "your model"  # a custom model's name when neither its file nor the
 
 def name_value(raw: str, notes: list[str]) -> list[str]:
     """A custom model's name from the link, kept only when it is already a plain, short model name (letters, digits,
-    spaces and . / + - ( ), at most 60 characters), as the page writes it; otherwise refused and named."""
+    spaces and . / + - ( ), at most MAX_NAME characters), as the page writes it; otherwise refused and named."""
     if model_name(raw, "") != raw:
-        reason = "a model's name here holds only letters, digits, spaces and . / + - ( ), at most 60 characters"
+        reason = (
+            f"a model's name here holds only letters, digits, spaces and . / + - ( ), at most {MAX_NAME} characters"
+        )
         notes.append(lr.refusal(NAME_KEY, raw, reason, f"used “{YOUR_MODEL}” instead"))
         return []
     return [raw]

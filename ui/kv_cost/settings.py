@@ -10,6 +10,7 @@ import streamlit as st
 
 from core.plan import kv_cache as kv
 from core.plan import serving
+from core.plan.engines import profiles
 from core.plan.model_config import (
     BIASES,
     NORMS,
@@ -26,7 +27,13 @@ FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy compar
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
-BLOCKS = (1, 16, 32)
+BLOCKS = tuple(sorted({engine.block_tokens for engine in profiles().values()}))  # the engines' own block sizes
+BLOCK_HELP = (
+    "Memory is handed out in pages of this many tokens ("
+    + ", ".join(f"{engine.name} {engine.block_tokens}" for engine in profiles().values())
+    + ", by default)."
+)
+HOURS_ALWAYS_ON = 365 * 24 / 12  # hours in an average month: GPUs rented around the clock
 LINK_NOTES = "kv_link_notes"
 MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
 OWN_MODEL_OPEN = "kv_own_model_open"
@@ -45,6 +52,20 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
 SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
 AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
 
+
+def _usual(name: str) -> object:
+    """A model field's most common value among the presets."""
+    values = [getattr(c, name) for c in presets().values()]
+    return max(values, key=values.count)
+
+
+def _unusual(name: str) -> str:
+    """The presets whose field differs from the most common value, each with its value: 'Gemma-2-9B: 4, Gemma-2-27B:
+    4' (read from the presets, so a help text names what the page really holds)."""
+    usual = _usual(name)
+    return ", ".join(f"{c.name}: {getattr(c, name):,}" for c in presets().values() if getattr(c, name) != usual)
+
+
 FIELD_LABELS = {
     "n_layers": ("Layers L", "How many Transformer blocks are stacked; each keeps its own K and V for every token."),
     "d_model": ("Width d_model", "How many numbers describe each token inside the model (the residual stream)."),
@@ -60,9 +81,15 @@ FIELD_LABELS = {
     "tied_embeddings": ("Tied embeddings", "The output matrix reuses the input embedding (U = Eᵀ), saving V·d_model."),
     "gated_mlp": ("Gated MLP", "Three MLP matrices (gate, up, down) as in Llama; off = two (W₁, W₂) as in GPT-2."),
     "norm": ("Norm type", "LayerNorm has a scale and a shift per number; RMSNorm only a scale."),
-    "norms_per_layer": ("Norms per layer", "Normalisations inside each block (2 usually; 4 in Gemma-2)."),
+    "norms_per_layer": (
+        "Norms per layer",
+        f"Normalisations inside each block ({_usual('norms_per_layer')} usually; {_unusual('norms_per_layer')}).",
+    ),
     "bias": ("Biases", "Which projections carry a bias vector: none, only Q/K/V, or all (GPT-2)."),
-    "learned_positions": ("Learned positions", "Rows of a learned position table (GPT-2: 1024); 0 for rotary."),
+    "learned_positions": (
+        "Learned positions",
+        f"Rows of a learned position table ({_unusual('learned_positions')}); 0 = none (rotary positions).",
+    ),
     "kv_lora_rank": (
         "Latent rank (MLA)",
         "Multi-head latent attention (DeepSeek): the size of the one compressed vector cached per token and "
@@ -77,8 +104,11 @@ FIELD_LABELS = {
     "n_experts": ("Experts", "Mixture of experts: MLP copies per layer, of which a few run per token; 0 = dense."),
     "experts_per_token": ("Experts per token", "How many experts each token is routed to."),
     "expert_d_ff": ("Expert width", "Hidden width of one expert."),
-    "shared_experts": ("Shared experts", "Experts every token always uses (DeepSeek: 1)."),
-    "dense_layers": ("Dense first layers", "Layers at the bottom that keep an ordinary MLP (DeepSeek-V3: 3)."),
+    "shared_experts": ("Shared experts", f"Experts every token always uses ({_unusual('shared_experts')})."),
+    "dense_layers": (
+        "Dense first layers",
+        f"Layers at the bottom that keep an ordinary MLP ({_unusual('dense_layers')}).",
+    ),
     "max_context": (
         "Maximum context (tokens)",
         "The longest conversation the model is built for (config.json max_position_embeddings); 0 = not stated. "
@@ -194,7 +224,12 @@ NUMBERS = {
         "At least tokens/s per user", 0.1, 10_000.0, 20.0, 5.0, "Latency target: reading speed of the answer."
     ),
     "hours": NumberSpec(
-        "Hours served per month", 1.0, 744.0, 730.0, 10.0, "Hours the GPUs are rented per month (730 = always on)."
+        "Hours served per month",
+        1.0,
+        744.0,
+        HOURS_ALWAYS_ON,
+        10.0,
+        f"Hours the GPUs are rented per month ({HOURS_ALWAYS_ON:g} = always on: a year's hours over twelve).",
     ),
     "api_in": NumberSpec(
         "API $ per 1M input tokens", 0.0, 10_000.0, FIRST_API.input_per_m, 0.05, "The API's list price for input."
@@ -209,7 +244,7 @@ ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
     "tp": AUTO,
     "prefix": NUMBERS["prefix"].default,
     "util": NUMBERS["util"].default,
-    "block": 16,
+    "block": DEFAULTS["block_tokens"],
     "eff": NUMBERS["eff"].default,
     "mfu": NUMBERS["mfu"].default,
     "overhead": NUMBERS["overhead"].default,

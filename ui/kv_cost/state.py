@@ -38,6 +38,7 @@ from ui.kv_cost.own_model import (
     custom_name,
 )
 from ui.kv_cost.settings import (
+    BLOCK_HELP,
     BLOCKS,
     COMPARE_DEFAULT,
     DEFAULTS,
@@ -229,7 +230,7 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
                 select_field(
                     "KV block size (tokens)",
                     "block",
-                    "Memory is handed out in pages of this many tokens (vLLM 16, TensorRT-LLM 32).",
+                    BLOCK_HELP,
                     index=BLOCKS.index(ENGINE_DEFAULTS["block"]),
                     **kept,
                 )

@@ -234,11 +234,11 @@ def sweep(
     config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload, include: float = 0.0
 ) -> Curve:
     """The latency curve of one copy from a tenth of its saturation throughput (every request at once, offline) to
-    1.2 times it, reaching at least 1.1 × `include` (the workload's rate per copy)."""
+    twice it, reaching at least 1.1 × `include` (the workload's rate per copy)."""
     traffic = sim.Traffic("offline", REQUESTS, load.prompt_tokens, load.output_tokens)
     offline = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_wall_s=WALL_S)
     saturation = offline.summary()["requests_per_s"]
-    top = max(1.2 * saturation, 1.1 * include)
+    top = max(2.0 * saturation, 1.1 * include)
     rates = np.linspace(top / SWEEP_POINTS, top, SWEEP_POINTS)
     return Curve(tuple(at_rate(config, dep, eff, load, float(_round(r))) for r in rates), saturation)
 

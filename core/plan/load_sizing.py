@@ -233,13 +233,14 @@ class Curve:
 def sweep(
     config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload, include: float = 0.0
 ) -> Curve:
-    """The latency curve of one copy from a tenth of its saturation throughput (every request at once, offline) to
-    twice it, reaching at least 1.1 × `include` (the workload's rate per copy)."""
+    """The latency curve of one copy at evenly spaced rates from a tenth of the top to the top: twice its saturation
+    throughput (every request at once, offline), and wide enough to show `include` (the workload's rate per copy)."""
     traffic = sim.Traffic("offline", REQUESTS, load.prompt_tokens, load.output_tokens)
     offline = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_wall_s=WALL_S)
     saturation = offline.summary()["requests_per_s"]
     top = max(2.0 * saturation, 1.1 * include)
-    rates = np.linspace(top / SWEEP_POINTS, top, SWEEP_POINTS)
+    bottom = min(top / SWEEP_POINTS, 0.8 * include) if include > 0 else top / SWEEP_POINTS
+    rates = np.linspace(bottom, top, SWEEP_POINTS)
     return Curve(tuple(at_rate(config, dep, eff, load, float(_round(r))) for r in rates), saturation)
 
 

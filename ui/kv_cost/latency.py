@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -20,7 +21,7 @@ from core.plan import load_sizing as ls
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
 from ui.elements.figures import layout
-from ui.elements.numbers import plural
+from ui.elements.numbers import log_axis, plural
 from ui.elements.widgets import chart, explain
 from ui.kv_cost.planner import BLUE, ORANGE, efficiency
 
@@ -157,6 +158,10 @@ def _figure(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, per_copy
             "hoverinfo": "skip",
         }
     )
+    shown = np.concatenate([curve.series(f"{kind}_p50"), curve.series(f"{kind}_p95")]) * scale
+    shown = shown[np.isfinite(shown) & (shown > 0)]
+    low = 0.8 * float(min(shown.min(), target)) if shown.size else 0.8 * target
+    high = 1.25 * float(max(shown.max(), target)) if shown.size else 1.25 * target
     marker = {"type": "line", "x0": per_copy, "x1": per_copy, "y0": 0, "y1": 1, "yref": "paper"}
     note = {
         "x": per_copy,
@@ -170,13 +175,13 @@ def _figure(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, per_copy
     return go.Figure(
         data=data,
         layout=layout(
-            f"{name.capitalize()}, p50 and p95, vs requests per second per copy",
+            f"{'First token' if kind == 'ttft' else 'Gap between tokens'}: p50 and p95",
             340,
             margin={"l": 10, "r": 10, "t": 60, "b": 10},
             legend={"orientation": "h", "y": -0.3},
             template="none",
             xaxis={"title": {"text": "requests per second per model copy"}, "rangemode": "tozero"},
-            yaxis={"title": {"text": f"{name} ({unit}, log scale)"}, "type": "log"},
+            yaxis=log_axis(f"{name} ({unit}, log scale)", low, high),
             shapes=[{**marker, "line": {"color": INK, "dash": "dot"}}],
             annotations=[note],
         ),

@@ -4,9 +4,10 @@ a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost/state.py) -> the engine (core.plan.kv_cache,
 core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only
 what the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy,
-calibration, budget, anatomy, sources; none until one is picked), the engine settings and your own model's upload and
-fields while their expanders are open. The sizes and everything they feed are one fragment, so the main control
-(context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB).
+calibration, budget, anatomy, sources, latency under load; none until one is picked), the engine settings and your
+own model's upload and fields while their expanders are open. The sizes and everything they feed are one fragment,
+so the main control (context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16
+-> 17.18 GB = 16.00 GiB).
 """
 
 import streamlit as st
@@ -20,7 +21,7 @@ from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
 from ui.kv_cost import answer as answer_view
 from ui.kv_cost import briefing as kv_briefing
-from ui.kv_cost import charts, numbers, planner, scenario, settings, tables
+from ui.kv_cost import charts, latency, numbers, planner, scenario, settings, tables
 from ui.kv_cost import link as shared_link
 from ui.kv_cost import sections as reference
 from ui.kv_cost import state as inputs
@@ -81,6 +82,7 @@ def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_c
         lambda: reference.finance(config, deployment, kv.budget_effects(config, deployment)),
         lambda: reference.anatomy(config, deployment, result),
         lambda: reference.sources(choice["model"], config, deployment.gpu),
+        lambda: latency.section(config, serving_dep, load),
     )
     picked = inputs.section_picker()  # none by default: the page opens on its answer, the planner on a click
     if picked is not None:

@@ -11,7 +11,7 @@ Sits on KV memory (core.plan.kv_memory); the traffic simulator builds on it.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from core.assets import ASSETS
@@ -138,3 +138,21 @@ def kv_capacity_tokens(
     if budget <= 0:
         return 0
     return int(budget // (per_token * engine.block_tokens)) * engine.block_tokens
+
+
+def with_engine(dep: kv.Deployment, engine_id: str) -> kv.Deployment:
+    """The deployment served by this engine: its id and its KV memory rule (the fraction stays the deployment's
+    utilisation, the page's 'Memory the engine may use'); ValueError names an unknown engine."""
+    return replace(dep, engine=profile(engine_id).id, memory_rule=profile(engine_id).memory_rule)
+
+
+def for_deployment(dep: kv.Deployment) -> EngineProfile:
+    """The deployment's engine with the deployment's own memory settings: its fraction (utilisation) at every TP,
+    its block size and no runtime beyond the reserve, so the simulator's KV cache is the one the memory rule gives."""
+    return replace(
+        profile(dep.engine),
+        memory_fraction=dep.utilisation,
+        fraction_by_tp=(),
+        block_tokens=dep.block,
+        runtime_gib=0.0,
+    )

@@ -28,6 +28,7 @@ from core.plan.kv_memory import (
     defaults,
     element_bytes,
     gpus,
+    kv_budget,
     kv_bytes_per_sequence,
     kv_bytes_per_token,
     kv_heads_per_gpu,
@@ -192,7 +193,7 @@ def users_vs_context(config: ModelConfig, dep: Deployment, contexts: np.ndarray)
     """Maximum concurrent users of one replica for each context length (0 where not even one fits)."""
     t = np.asarray(contexts, dtype=np.float64)
     weights_gpu = weights_bytes(param_count(config), dep.weight_bits) / dep.tp
-    budget = dep.utilisation * dep.gpu.memory_bytes - weights_gpu
+    budget = kv_budget(dep, weights_gpu)
     width_gpu = kv_values_per_token_layer(config, dep.tp) * element_bytes(dep.kv_dtype)
     shared = np.floor(np.minimum(dep.prefix, t) / dep.block) * dep.block
     prefix = config.full_layers * shared * width_gpu

@@ -134,6 +134,7 @@ class Gpu:
     source: str
     memory_mib: float = 0.0
     memory_source: str = ""
+    memory_kind: str = ""  # HBM2, HBM2e, HBM3, HBM3e (binary gigabytes on the box) or GDDR6
     fp8_tflops: float = 0.0
     link: str = ""
     link_gb_s: float = 0.0
@@ -144,6 +145,11 @@ class Gpu:
         """Memory in bytes as the driver reports it (MiB = 2²⁰ bytes): HBM parts carry binary gigabytes, so an
         '80 GB' H100 holds 81,559 MiB = 85.5·10⁹ bytes. Falls back to the size as sold (10⁹ bytes) without a figure."""
         return self.memory_mib * MIB if self.memory_mib else self.memory_gb * GB
+
+    @property
+    def is_hbm(self) -> bool:
+        """High-bandwidth memory (stacked, sold in binary gigabytes), as opposed to GDDR cards such as the L4."""
+        return self.memory_kind.startswith("HBM")
 
     @property
     def bandwidth_bytes(self) -> float:
@@ -192,6 +198,17 @@ class Deployment:
     price_per_gpu_hour: float = 2.5
     mfu: float = 0.47
     layer_overhead_s: float = 135e-6
+    engine: str = "vllm"  # the serving engine's id (core.plan.engines): its batch limits, reserve and preemption
+    memory_rule: str = "total"  # 'total': KV = utilisation · memory − weights; 'free': utilisation · (memory − weights)
+
+
+def kv_budget(dep: Deployment, weights_gpu: float) -> float:
+    """KV-cache bytes one GPU gets under the deployment's engine rule: vLLM and SGLang give it a fraction of the TOTAL
+    memory less the weights, TensorRT-LLM a fraction of the memory FREE after the weights (negative: nothing fits)."""
+    total = dep.gpu.memory_bytes
+    if dep.memory_rule == "free":
+        return dep.utilisation * (total - weights_gpu)
+    return dep.utilisation * total - weights_gpu
 
 
 def weights_bytes(params: float, bits: int) -> float:
@@ -246,7 +263,7 @@ def memory(config: ModelConfig, dep: Deployment) -> Memory:
         raise ValueError("utilisation must be in (0, 1]")
     weights_gpu = weights_bytes(param_count(config), dep.weight_bits) / dep.tp
     total = dep.gpu.memory_bytes
-    budget = dep.utilisation * total - weights_gpu
+    budget = kv_budget(dep, weights_gpu)
     width_gpu = kv_values_per_token_layer(config, dep.tp) * element_bytes(dep.kv_dtype)
     prefix_gpu = config.full_layers * _shared_prefix_tokens(dep, dep.block) * width_gpu
     unique_gpu = kv_bytes_per_sequence(config, dep.context, dep.kv_dtype, tp=dep.tp, block=dep.block) - prefix_gpu
@@ -254,4 +271,4 @@ def memory(config: ModelConfig, dep: Deployment) -> Memory:
         raise ValueError(scenario_problem(dep) or "each user needs at least one token of their own")
     fits = budget > prefix_gpu + unique_gpu
     users = int((budget - prefix_gpu) // unique_gpu) if fits else 0
-    return Memory(weights_gpu, (1 - dep.utilisation) * total, budget, prefix_gpu, unique_gpu, users)
+    return Memory(weights_gpu, total - weights_gpu - budget, budget, prefix_gpu, unique_gpu, users)

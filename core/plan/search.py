@@ -21,7 +21,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from core.plan import calibration
+from core.plan import calibration, engines
 from core.plan import kv_memory as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
@@ -39,6 +39,7 @@ class Settings:
     weight_bits: int = 16
     utilisation: float = 0.9
     block: int = 16
+    engine: str = "vllm"  # whose memory rule, batch cap, token budget and admission the simulated sizing uses
 
 
 @cache
@@ -105,7 +106,8 @@ class Candidate:
     def cost_range(self) -> tuple[float, float]:
         """Monthly bill if throughput were at the calibration's 25th and at its 75th percentile error."""
         per_copy = self.monthly_cost / self.copies  # the bill's own arithmetic, so an unchanged count is the bill
-        return self.copies_band[0] * per_copy, self.copies_band[1] * per_copy
+        low, high = (self.monthly_cost if n == self.copies else n * per_copy for n in self.copies_band)
+        return low, high
 
     @property
     def label(self) -> str:
@@ -166,7 +168,9 @@ def _size(
         block=s.block,
         price_per_gpu_hour=1.0,
     )
-    sizing, reason = sv.size_workload(config, dep, eff, load)
+    # The static decode step, not the simulated p95 (core.plan.load_sizing): a search sizes 28 configurations on a
+    # page rerun, and the simulation of each takes too long for that; the latency section checks the chosen plan.
+    sizing, reason = sv.size_workload(config, engines.with_engine(dep, s.engine), eff, load)
     if sizing is not None:
         return sizing, None
     if "fits the memory" in (reason or ""):

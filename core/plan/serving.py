@@ -360,6 +360,8 @@ class Sizing:
     cost_per_m_output: float
     cost_per_request: float
     monthly_requests: float
+    load_ttft_p95_s: float = math.nan  # simulated p95s at the peak rate per copy (core.plan.load_sizing), if checked
+    load_itl_p95_s: float = math.nan
 
 
 LIMITS = {
@@ -394,8 +396,9 @@ def size_workload(
     ok = (speed >= load.min_tokens_per_s) & (ttft <= load.ttft_s)
     if not ok[0]:
         return None, (
-            f"even one user alone gets {speed[0]:,.1f} tokens/s and a first token after {ttft[0]:,.2f} s, short of "
-            f"the target ({load.min_tokens_per_s:,g} tokens/s, {load.ttft_s:,g} s)"
+            f"no number of copies can meet the target: even one user alone gets {speed[0]:,.1f} tokens/s and a first "
+            f"token after {ttft[0]:,.2f} s, short of the target ({load.min_tokens_per_s:,g} tokens/s, "
+            f"{load.ttft_s:,g} s); more copies shorten the queue, not one user's own steps"
         )
     best = int(np.flatnonzero(ok)[-1])
     batch = best + 1

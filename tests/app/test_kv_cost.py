@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
+from core.plan import load_sizing
 from core.plan import serving as sv
 from core.plan.model_config import FIELD_NAMES, param_count, presets
 from tests.app.helpers import chart_specs as figures
@@ -636,6 +637,12 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
 
 
 # ------------------------------------------------------------------------------------------------ the planner
+def sized_under_load(config, dep, eff, load):
+    """What the page's workload section shows: the copies the simulated p95s need (issue 26)."""
+    sized = load_sizing.size_under_load(config, dep, eff, load)
+    return sized.sizing, sized.reason
+
+
 def workload_dep(**changes) -> kv.Deployment:
     return replace(kv.Deployment(gpu=kv.gpus()["h100-sxm"]), **changes)
 
@@ -665,7 +672,7 @@ def test_a_link_opens_its_planner_section_and_an_unknown_one_is_named():
 
 def test_workload_plan_matches_the_engine(work):
     at = work
-    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     shown = metrics(at)
     assert shown["GPUs for this workload"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
     assert shown["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
@@ -682,7 +689,7 @@ def test_workload_fields_change_the_bill_and_live_in_the_link(work):
     at.number_input(key="rpm").set_value(6000.0).run()
     at.number_input(key="answer").set_value(500).run()
     load = sv.Workload(requests_per_minute=6000.0, output_tokens=500)
-    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), load)
+    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), load)
     assert metrics(at)["GPUs for this workload"] == f"{sizing.gpus:,} GPUs" and sizing.gpus > 1
     open_section(at, "Calibration")  # the workload's fields are no longer drawn ...
     assert at.query_params["rpm"] == "6000.0" and at.query_params["answer"] == "500"  # ... but stay in the link
@@ -703,7 +710,7 @@ def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw)
     app.run()
     assert not app.exception
     assert any(f"**{key}** = “{raw}”" in shown(w.value) for w in app.warning)
-    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
 
 
@@ -730,7 +737,7 @@ def test_build_vs_buy_compares_with_the_api_and_finds_the_break_even(at):
     assert [trace["name"] for trace in spec["data"]] == ["self-hosted GPUs (best case)", "API list price"]
     ticks = spec["layout"]["yaxis"]["ticktext"]
     assert all(tick.startswith("$") for tick in ticks)
-    sizing, _ = sv.size_workload(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
     first = next(iter(sv.api_prices().values()))
     even = sv.break_even(sizing, sv.Workload(), first.input_per_m, first.output_per_m)
     text = explained(at)
@@ -799,7 +806,7 @@ def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
     h100 = kv.gpus()["h100-sxm"]
     tp = kv.smallest_tp(P["llama-3.1-70b"], kv.Deployment(gpu=h100, context=1250))
     assert tp == 2  # ... a request of 1,000 + 250 tokens needs only 2
-    sizing, _ = sv.size_workload(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
+    sizing, _ = sized_under_load(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
     assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
     assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
     open_engine(app).selectbox(key="tp").set_value(8).run()

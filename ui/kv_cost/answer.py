@@ -13,7 +13,21 @@ from ui.elements.numbers import plural
 from ui.kv_cost.numbers import gb, gpus_text, money, same_bytes, size_parts
 
 # --------------------------------------------------------------------------------------------------- sections
-BYTE_UNITS = "GB = 10⁹ bytes (how GPUs are sold); GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory)."
+BYTE_UNITS = "GB = 10⁹ bytes; GiB = 2³⁰ bytes (how nvidia-smi and most tools print memory)."
+
+
+def byte_units(gpu: kv.Gpu) -> str:
+    """The headline's footnote: the two units, and the GPU's memory as its driver reports it (from the preset's MiB):
+    HBM parts carry binary gigabytes, so their GB on the box are GiB; GDDR cards (L4, L40S) are not HBM."""
+    kind = (
+        f"{gpu.memory_kind}: the {gpu.memory_gb:g} GB on the box are binary gigabytes"
+        if gpu.is_hbm
+        else (f"{gpu.memory_kind}, not HBM" if gpu.memory_kind else "not HBM")
+    )
+    return (
+        f"{BYTE_UNITS} Memory is what the GPU's driver reports: {gpu.name}, {gpu.memory_mib:,.0f} MiB = "
+        f"{kv.to_gb(gpu.memory_bytes):,.1f} GB = {kv.to_gib(gpu.memory_bytes):,.1f} GiB ({kind})."
+    )
 
 
 def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, auto: bool = False) -> list[Card]:
@@ -83,7 +97,10 @@ def headline(lead: str, config: ModelConfig, dep: kv.Deployment, result: kv.Plan
     st.markdown(f"{lead}\n\n### {title}")
     cards = headline_cards(config, dep, result, auto)
     metric_cards(
-        cards, label="Headline numbers", key="kv-headline", footnote=f"{BYTE_UNITS} {same_bytes(result.kv_per_user)}"
+        cards,
+        label="Headline numbers",
+        key="kv-headline",
+        footnote=f"{byte_units(dep.gpu)} {same_bytes(result.kv_per_user)}",
     )
 
 

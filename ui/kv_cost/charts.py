@@ -155,7 +155,7 @@ def memory_figure(rows: list[tuple[str, kv.Plan]], memory_gb: float) -> go.Figur
         "x": 1,
         "xref": "paper",
         "y": memory_gb,
-        "text": f"GPU memory {memory_gb:g} GB",
+        "text": f"GPU memory as the driver reports it: {memory_gb:,.1f} GB = {memory_gb * kv.GB / kv.GIB:,.1f} GiB",
         "showarrow": False,
         "xanchor": "right",
         "yanchor": "bottom",
@@ -304,7 +304,7 @@ def memory_view(compared: Compared) -> None:
     _, config, dep, result = compared[0]
     gpu = dep.gpu
     chart(
-        memory_figure([(label, p) for label, _, _, p in compared], gpu.memory_gb),
+        memory_figure([(label, p) for label, _, _, p in compared], kv.to_gb(gpu.memory_bytes)),
         key="kv-memory",
         alt="Stacked bars per model: one GPU's memory split into weights, KV cache in use, reserve and free.",
     )

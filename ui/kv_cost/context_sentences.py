@@ -89,7 +89,10 @@ def users_sentence(config: ModelConfig, cost: ContextCost, copy: str) -> tuple[s
             if 1.9 <= ratio <= 2.1
             else (f"multiplies the users a copy can carry by {ratio:.2f}")
         )
-        users = f"Long context costs concurrency: halving the context {change}, and divides the hardware per user by as much."
+        users = (
+            f"Long context costs concurrency: halving the context {change}, and divides the hardware per user by "
+            "as much."
+        )
     if len(cost.speeds) >= 2:
         (first, fast), (last, slow) = cost.speeds[0], cost.speeds[-1]
         if slow < 0.9 * fast:

@@ -18,6 +18,7 @@ import streamlit as st
 
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
+from core.plan import load_sizing
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
 from ui.elements.figures import layout
@@ -105,8 +106,10 @@ def workload_deployment(config: ModelConfig, dep: kv.Deployment, load: sv.Worklo
 
 @lru_cache(maxsize=64)
 def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv.Sizing | None, str | None]:
-    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys)."""
-    return sv.size_workload(config, dep, efficiency(dep), load)
+    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the copies the simulated
+    p95s at the peak rate need (issue 26, core.plan.load_sizing), the batch from the static step."""
+    sized = load_sizing.size_under_load(config, dep, efficiency(dep), load)
+    return sized.sizing, sized.reason
 
 
 def efficiency(dep: kv.Deployment) -> sv.Efficiency:

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import streamlit as st
 
+from core.plan import engines, serving
 from core.plan import kv_cache as kv
-from core.plan import serving
 from core.plan.model_config import (
     ModelConfig,
     config_from_fields,
@@ -46,6 +46,7 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
         mfu=float(choice["mfu"]),
         layer_overhead_s=float(choice["overhead"]) * 1e-6,
     )
+    deployment = engines.with_engine(deployment, choice["engine"])  # issue 26: the engine's memory rule
     if scenario_issue := kv.scenario_problem(deployment):  # checked first: no plan can be made of such a scenario
         problems.append(f"{scenario_issue[0].upper()}{scenario_issue[1:]}.")
     if config is not None and choice["tp"] == AUTO and not scenario_issue:

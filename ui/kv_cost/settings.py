@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+from core.plan import engines, serving
 from core.plan import kv_cache as kv
-from core.plan import serving
 from core.plan.engines import profiles
 from core.plan.model_config import (
     BIASES,
@@ -48,6 +48,7 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
     "Budget",
     "Model anatomy",
     "Sources",
+    "Latency under load",
 )
 SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
 AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
@@ -241,6 +242,7 @@ NUMBERS = {
 
 
 ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
+    "engine": next(iter(engines.profiles())),  # vLLM: the first profile in assets/engine_profiles.json
     "tp": AUTO,
     "prefix": NUMBERS["prefix"].default,
     "util": NUMBERS["util"].default,
@@ -281,6 +283,11 @@ def api_label(price_id: str) -> str:
     return f"{price.provider} {price.model}, {price.date}"
 
 
+def engine_label(engine_id: str) -> str:
+    """An engine profile's name ('TensorRT-LLM' for 'trtllm')."""
+    return engines.profiles()[engine_id].name
+
+
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
@@ -290,6 +297,7 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "w_bits": (list(kv.WEIGHT_BITS), bits_label),
         "gpu": (list(kv.gpus()), gpu_name),
         "tp": ([AUTO, *kv.TP_OPTIONS], tp_label),
+        "engine": (list(engines.profiles()), engine_label),
         "api": ([*serving.api_prices(), CUSTOM], api_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),

@@ -57,6 +57,12 @@ from ui.kv_cost.settings import (
     memory,
 )
 
+ENGINE_HELP = (  # issue 26
+    "Whose rules serve the model: how much memory the KV cache gets (vLLM and SGLang: a share of the whole GPU less "
+    "the weights; TensorRT-LLM: a share of what is free after the weights), how many requests one step runs and "
+    "what is reserved when a request is admitted. 'Memory the engine may use' is that share."
+)
+
 
 # --------------------------------------------------------------------------------------------------- callbacks
 def copy_into_fields(config: ModelConfig) -> None:
@@ -224,6 +230,8 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
                     **kept,
                 )
             number_field("prefix", cols[1], **kept)
+            with cols[2]:  # issue 26: the serving engine (its memory rule, batch limits and admission)
+                select_field("Serving engine", "engine", ENGINE_HELP, **kept)
             cols = st.columns(3)
             number_field("util", cols[0], **kept)
             with cols[1]:
@@ -401,6 +409,6 @@ def section_picker() -> str | None:
         help="Pick a section to open it below; the link then opens it too. Workload and bill: GPUs and the monthly "
         "bill for your traffic. Build vs buy: the same traffic against an API's prices. Calibration: the time model "
         "against measured servers. Budget: what each lever saves. Model anatomy: where the bytes go. Sources: where "
-        "every figure comes from.",
+        "every figure comes from. Latency under load: first token and token gaps as the request rate per copy grows.",
     )
     return picked

@@ -41,6 +41,7 @@ ALLOWED = (
     (r"\bHBM\d?e?\b|\bGDDR\d\b|\bNVLink \d\b|\bPCIe Gen\d\b", "memory and link names"),
     (r"\b2³⁰\b|10⁹|2\^30|10\^9", "the two gigabytes' definitions, units"),
     (r"\btop-\d\b|\bTop-\d\b|\btop \d\b|\bTop \d\b", "top-1 / top 5: the name of a measure"),
+    (r"\bp(?:50|95|99)s?\b|\b(?:50|95|99)th percentile\b", "a percentile's name (p95: the slowest one in twenty)"),
     (r"\b[A-Z]\d\b", "coordinate-free names such as L1 or h2 in code identifiers"),
     (r"h⁰|h¹|h²|LN₁|LN₂|W_1|W_2|b_1|b_2|W₁|W₂|d_k|d_v", "the primer's symbols with their indices"),
     (r"\b[1-9](?:st|nd|rd|th)\b", "ordinals in a table's column names (1st, 2nd, 3rd)"),

@@ -16,8 +16,7 @@ from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
 
 setup_page(next(spec for spec in PAGES if spec.script == "pages/ablation_lab.py"))
-st.markdown(lab.plain_words())
-st.markdown(leads.our_model())
+st.markdown(f"{leads.our_model()}\n\n{lab.plain_words()}")  # whose model, then what the page shows, in words
 lead = leads.slot()
 leads.words("ablation_lab")
 lab.method_box()

@@ -18,12 +18,11 @@ from ui.two_layer_trace.views import VIEWS, headline, plain_words
 setup_page(next(spec for spec in PAGES if spec.script == "pages/two_layer_trace.py"))
 model = trained_model()
 read_link(model, list(VIEWS))
-words_slot = st.empty()  # what the page shows, in words: filled once the prompt is read (its length is quoted)
-st.markdown(leads.our_model())
+words_slot = st.empty()  # whose model this is, then what the page shows in words: filled once the prompt is read
 lead = leads.slot()
 leads.words("two_layer_trace")
 tokens = prompt_builder(model)
-words_slot.markdown(plain_words(model, tokens))
+words_slot.markdown(f"{leads.our_model()}\n\n{plain_words(model, tokens)}")
 trace = cached_trace(tokens)
 with lead:
     headline(model, trace, tokens)

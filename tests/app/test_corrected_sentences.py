@@ -166,7 +166,8 @@ def test_the_overview_says_what_q_k_v_are_and_why_the_cache_grows_before_its_num
 def test_the_ablation_lab_opens_in_words_with_the_model_s_own_answers():
     at = run("pages/ablation_lab.py")
     first = at.markdown[0].value
-    assert first.startswith("**What this page shows.**")
+    # Whose model this is (the guide's first line on a page that runs ours), then what the page shows, in words.
+    assert first.startswith("**This page runs our own trained model") and "\n\n**What this page shows.**" in first
     for prompt in (ex.CAT, ex.MAT):
         (a, _), (b, _) = next_token_table(MODEL, prompt, ex.configuration(), k=2)
         assert f"**{a}** or **{b}**" in first  # read from the model, not typed
@@ -180,7 +181,8 @@ def test_the_ablation_lab_opens_in_words_with_the_model_s_own_answers():
 def test_the_two_layer_trace_opens_in_words_then_explains_its_symbols():
     at = run("pages/two_layer_trace.py")
     first = at.markdown[0].value
-    assert first.startswith("**What this page shows.**")
+    # Whose model this is (the guide's first line on a page that runs ours), then what the page shows, in words.
+    assert first.startswith("**This page runs our own trained model") and "\n\n**What this page shows.**" in first
     assert first.index("What this page shows") < first.index("**Symbols.**") < first.index(r"\mathbb{R}")
     assert f"(here {len(('<BOS>', 'the', 'cat', 'sat'))})" in first and f"({MODEL.config.d_model})" in first
     assert f"works in {MODEL.config.n_layers} rounds" in first

@@ -70,7 +70,7 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
             "The most conversations one copy holds at once at this context (memory for the KV cache).",
         ),
         Card(
-            "$ per 1M output tokens (best case)",
+            "$ per 1M output tokens at full batch, for comparison",
             money(result.cost_per_million),
             f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}",
             "All users decoding at the full context in full batches, no queueing or idle time, at the calibrated "

@@ -46,7 +46,7 @@ def headline(at: AppTest) -> list[dict]:
 def figures(at: AppTest) -> list[dict]:
     """The page's figures below the plan: the search's cost-against-latency chart (tests/app/test_kv_cost_plan.py)
     left out, so the memory calculator's chart is first."""
-    return [f for f in chart_specs(at) if not f["layout"]["title"]["text"].startswith("Monthly cost vs time to")]
+    return [f for f in chart_specs(at) if not f["layout"]["title"]["text"].startswith("Monthly cost vs first-token")]
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -800,7 +800,9 @@ def test_money_columns_come_first_with_a_dollar_format(at):
     assert all(row[1].startswith("$") for row in comparison(at)[1:])
     open_section(at, "Budget")
     options = at.dataframe[0].value
-    assert list(options.columns)[1].startswith("cheaper per token than") and "users per model copy" in options.columns
+    columns = list(options.columns)
+    assert columns[1:3] == ["its price ($/h)", FULL_BATCH] and columns[3].startswith("cheaper per token than")
+    assert "users per model copy" in columns
 
 
 def test_log_axes_have_full_tick_labels():

@@ -76,7 +76,7 @@ def test_the_search_table_lists_the_plan_first_and_says_why_it_won():
     assert table[1][0].endswith("(the plan)") and f"{found.plan.tp} × {found.plan.gpu.name}" in table[1][0]
     assert len(table) - 1 == min(6, len(found.candidates))
     assert any(shown(m.value) == found.why for m in at.markdown)
-    chart = next(c for c in _figures(at) if c["layout"]["title"]["text"].startswith("Monthly cost vs time to"))
+    chart = next(c for c in _figures(at) if c["layout"]["title"]["text"].startswith("Monthly cost vs first-token"))
     assert [t["name"] for t in chart["data"]] == ["other configurations", "the plan"]
     assert len(chart["data"][0]["x"]) == len(found.runners_up)
 
@@ -223,3 +223,21 @@ def test_the_briefing_holds_the_plan_and_no_localhost_link():
     ):
         assert part.replace("'", "&#x27;") in text, part
     assert "localhost" not in text and "Reopen this scenario" not in text
+
+
+def test_a_link_with_a_workload_sets_the_charts_context_to_its_request_unless_it_names_one():
+    at = open_page(**TASK)
+    assert at.number_input(key="context").value == 1900  # 1,500 + 400: the memory charts show the plan's request
+    named = open_page(**TASK, context="8192")
+    assert named.number_input(key="context").value == 8192
+
+
+def test_the_budget_table_bills_each_gpu_at_its_own_price():
+    at = open_page(kv_section="Budget")
+    at.selectbox(key="gpu").set_value("l40s").run()
+    at.number_input(key="price").set_value(0.5).run()
+    at.selectbox(key="gpu").set_value("h100-sxm").run()
+    table = at.dataframe[0].value.set_index("GPU")
+    assert table.loc["L40S", "its price ($/h)"] == 0.5
+    assert table.loc["H100 SXM", "its price ($/h)"] == round(typical_price("h100-sxm"), 2)
+    assert table.loc["A100 80GB SXM", "its price ($/h)"] == round(typical_price("a100-80"), 2)

@@ -84,7 +84,7 @@ def _plotly_js() -> str:
 STYLE = web_file("briefing.css")
 
 
-PRINT_MARGIN = {"l": 72, "r": 24, "t": 64, "b": 96}  # room for tick labels, axis titles and a legend below
+PRINT_MARGIN = {"l": 72, "r": 24, "t": 24, "b": 96}  # room for tick labels, axis titles and a legend below
 
 
 def fitted_layout(layout: dict) -> dict:
@@ -98,13 +98,29 @@ def fitted_layout(layout: dict) -> dict:
     for key, axis in layout.items():
         if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             fitted[key] = {**axis, "automargin": True}
+            if isinstance(axis.get("title"), dict) and axis["title"].get("text"):
+                fitted[key]["title"] = {**axis["title"], "text": two_lines(str(axis["title"]["text"]))}
     fitted.setdefault("xaxis", {"automargin": True})
     fitted.setdefault("yaxis", {"automargin": True})
-    if isinstance(fitted.get("title"), dict):
-        fitted["title"] = {**fitted["title"], "automargin": True}
+    fitted.pop("title", None)  # written above the chart as text (`chart_title`), which wraps on a narrow screen
     if isinstance(fitted.get("legend"), dict) and fitted["legend"].get("orientation") == "h":
         fitted["legend"] = {**fitted["legend"], "yref": "container", "y": 0.0, "yanchor": "bottom"}
     return fitted
+
+
+def two_lines(title: str, longest: int = 28) -> str:
+    """A long axis title broken at the space nearest its middle, so it fits beside a short plot on a phone."""
+    if len(title) <= longest or " " not in title:
+        return title
+    middle = len(title) / 2
+    cut = min((i for i, c in enumerate(title) if c == " "), key=lambda i: abs(i - middle))
+    return f"{title[:cut]}<br>{title[cut + 1 :]}"
+
+
+def chart_title(layout: dict) -> str:
+    """A chart's title as plain text ("" when it has none)."""
+    title = layout.get("title")
+    return str(title.get("text", "")) if isinstance(title, dict) else str(title or "")
 
 
 def fitted_data(data: list[dict]) -> list[dict]:
@@ -142,11 +158,13 @@ def document(briefing: Briefing) -> str:
     parts += [table_html(*table) for table in briefing.tables]
     scripts = []
     for index, chart in enumerate(briefing.charts):
+        spec = json.loads(chart.figure.to_json())
+        heading = chart_title(spec.get("layout", {}))
         parts.append(
-            f'<figure><div class="chart" id="chart-{index}" role="img" aria-label="{html.escape(chart.alt)}"></div>'
+            f'<figure><p class="chart-title">{html.escape(heading)}</p>'
+            f'<div class="chart" id="chart-{index}" role="img" aria-label="{html.escape(chart.alt)}"></div>'
             f"<figcaption>{inline(chart.caption, url)}</figcaption></figure>"
         )
-        spec = json.loads(chart.figure.to_json())
         data, fitted = fitted_data(spec["data"]), fitted_layout(spec.get("layout", {}))
         scripts.append(
             f"Plotly.newPlot('chart-{index}', {script_json(data)}, {script_json(fitted)}, "

@@ -229,6 +229,9 @@ def read_link(page: Path, opened: bool = False) -> None:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     elif any(key in link for key in PRICE_KEYS):  # prices without a preset: the reader's own
         st.session_state["api"] = CUSTOM
+    if "context" not in link and ("prompt" in link or "answer" in link):  # the charts follow the workload's request
+        sizes = [float(link[key][-1]) if key in link else NUMBERS[key].default for key in ("prompt", "answer")]
+        link["context"] = [str(int(sum(sizes)))]
     if "price" in link:
         gpu = match_choice((link.get("gpu") or [DEFAULTS["gpu"]])[-1], *choices()["gpu"]) or DEFAULTS["gpu"]
         own = read_prices(link["price"][-1], str(gpu), notes)

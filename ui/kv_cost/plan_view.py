@@ -274,7 +274,7 @@ def cost_latency_figure(result: search.SearchResult) -> go.Figure:
             "x": [result.plan.sizing.ttft_s],
             "y": [result.plan.monthly_cost],
             "text": ["the plan"],
-            "textposition": "top center",
+            "textposition": "middle right",
             "marker": {"color": CHOSEN, "size": 16, "symbol": "star"},
             "hovertemplate": f"{result.plan.label}<br>first token %{{x:.2f}} s<br>$%{{y:,.0f}} a month<extra></extra>",
         },
@@ -282,7 +282,7 @@ def cost_latency_figure(result: search.SearchResult) -> go.Figure:
     return go.Figure(
         data=points,
         layout=layout(
-            "Monthly cost vs time to first token, one point per configuration",
+            "Monthly cost vs first-token time",
             340,
             margin={"l": 10, "r": 10, "t": 60, "b": 10},
             template="none",

@@ -33,15 +33,15 @@ SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 opened = setup_page(SPEC)
 shared_link.read_link(SPEC.path, opened=opened)
 shared_link.link_notes()
-st.subheader(settings.PLAN_LABEL)
 plan_answer, plan_inputs = st.container(), st.container()  # the answer first, above the inputs (on a phone too)
 with plan_inputs:
     plan_view.inputs()
-st.divider()
 answer = leads.slot()  # the memory calculator's answer, above its inputs
 leads.words("kv_cost")
 st.markdown(
-    f"**The memory behind the plan.** Primer §3 explains why only K and V are kept: every new token looks back at "
+    "**The memory behind the plan.** The plan above is sized by the peak requests per minute; the calculator below "
+    "counts concurrent users instead (the primer's example, 7B at 32K tokens, one click away) and does not change the "
+    f"plan. Primer §3 explains why only K and V are kept: every new token looks back at "
     f"the {link('kv-cache')} of all earlier tokens. Below, the primer's size formula in full: memory per GPU, how many "
     "users fit, how many GPUs they need; the sections below the table plan the workload's monthly bill, weigh it "
     "against an API and show how close the time model comes to measured servers. Every number follows from the "

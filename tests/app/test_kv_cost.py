@@ -826,6 +826,8 @@ def test_the_workload_section_shows_the_searchs_plan_and_a_pin_is_the_readers():
     found = search.search(P["llama-3.1-70b"], sv.Workload())
     assert metrics(app)["Monthly cost"] == f"${found.plan.monthly_cost:,.0f}"
     assert f"on {found.plan.tp} × {found.plan.gpu.name} (the cheapest of" in explained(app)
+    app.session_state["kv_search_open"] = True
+    app.run()
     app.selectbox(key="pin_tp").set_value(8).run()
     pinned = search.search(P["llama-3.1-70b"], sv.Workload(), tp=8)
     assert metrics(app)["Monthly cost"] == f"${pinned.plan.monthly_cost:,.0f}"

@@ -16,9 +16,9 @@ from core.plan import search
 from core.plan import serving as sv
 from core.plan.model_config import presets
 from core.plan.prices import gpu_prices, typical_price
-from tests.app.helpers import metric_cards, shown, static_tables
+from tests.app.helpers import metric_cards, shown, static_tables, table_footnote
 from ui.kv_cost.numbers import money
-from ui.kv_cost.plan_view import INPUT, OUTPUT
+from ui.kv_cost.plan_view import CHART_OPEN, INPUT, OUTPUT, SEARCH_OPEN
 from ui.kv_cost.settings import SECTION
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +75,12 @@ def test_the_search_table_lists_the_plan_first_and_says_why_it_won():
     assert table[0][:2] == ["configuration", "GPUs"]
     assert table[1][0].endswith("(the plan)") and f"{found.plan.tp} × {found.plan.gpu.name}" in table[1][0]
     assert len(table) - 1 == min(6, len(found.candidates))
-    assert any(shown(m.value) == found.why for m in at.markdown)
-    chart = next(c for c in _figures(at) if c["layout"]["title"]["text"].startswith("Monthly cost vs first-token"))
+    assert table_footnote(at, SEARCH_TABLE).startswith(found.why)
+    title = "Monthly cost vs first-token"
+    assert not [c for c in _figures(at) if c["layout"]["title"]["text"].startswith(title)]  # drawn when opened
+    at.session_state[CHART_OPEN] = True
+    at.run()
+    chart = next(c for c in _figures(at) if c["layout"]["title"]["text"].startswith(title))
     assert [t["name"] for t in chart["data"]] == ["other configurations", "the plan"]
     assert len(chart["data"][0]["x"]) == len(found.runners_up)
 
@@ -89,6 +93,9 @@ def _figures(at: AppTest) -> list[dict]:
 
 def test_a_pin_is_the_readers_answer_and_lives_in_the_link():
     at = open_page(**TASK)
+    assert not [w for w in at.selectbox if w.key == "pin_tp"]  # drawn only while their expander is open
+    at.session_state[SEARCH_OPEN] = True
+    at.run()
     at.selectbox(key="pin_tp").set_value(8).run()
     at.multiselect(key="gpus").set_value(["h100-sxm"]).run()
     pinned = search.search(presets()["llama-3.1-70b"], TASK_LOAD, gpus=["h100-sxm"], tp=8)
@@ -99,7 +106,12 @@ def test_a_pin_is_the_readers_answer_and_lives_in_the_link():
         in cards["Configuration"]["metric-note"]
     )
     assert cards["Monthly cost"]["metric-value"] == f"${pinned.plan.monthly_cost:,.0f}"
-    assert at.session_state["pin_tp"] == 8  # the browser writes bound choices into the link (tests/e2e)
+    at.session_state[SEARCH_OPEN] = False
+    at.run()
+    assert at.query_params["pin_tp"] == "8" and at.query_params["gpus"] in (
+        ["H100 SXM"],
+        "H100 SXM",
+    )  # kept while closed
     again = open_page(**TASK, pin_tp="8", gpus="h100-sxm")
     assert plan_cards(again)["Configuration"]["metric-value"] == "8 × H100 SXM"
 

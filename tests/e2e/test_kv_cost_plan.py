@@ -78,6 +78,8 @@ def test_the_workload_first_screen_at_desktop_size(server, browser):
     watch = PageWatch(browser, DESKTOP)
     try:
         _workload_first(watch, server, "kv-cost-plan-desktop")
+        watch.page.get_by_text("Search settings: GPU types allowed", exact=False).first.click()
+        watch.settle()
         pin = watch.page.get_by_label("GPUs per model copy", exact=True)
         pin.scroll_into_view_if_needed()
         pin.click()

@@ -40,6 +40,7 @@ from ui.kv_cost.settings import (
     MAX_COMPARE,
     MEMORY,
     NUMBERS,
+    PIN_TP,
     PRICE_KEYS,
     SECTION,
     WORKLOAD_KEYS,
@@ -229,6 +230,10 @@ def read_link(page: Path, opened: bool = False) -> None:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     elif any(key in link for key in PRICE_KEYS):  # prices without a preset: the reader's own
         st.session_state["api"] = CUSTOM
+    for key in (ALLOWED_GPUS, PIN_TP):  # the search's pins: drawn only in their expander, kept like the workload
+        if key in link:
+            found = [match_choice(raw, *choices()[key]) for raw in link[key]]
+            st.session_state[key] = found if key == ALLOWED_GPUS else found[-1]
     if "context" not in link and ("prompt" in link or "answer" in link):  # the charts follow the workload's request
         sizes = [float(link[key][-1]) if key in link else NUMBERS[key].default for key in ("prompt", "answer")]
         link["context"] = [str(int(sum(sizes)))]

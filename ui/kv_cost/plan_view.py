@@ -25,14 +25,18 @@ from ui.elements.numbers import dollars, plural
 from ui.elements.static_table import static_table
 from ui.elements.widgets import chart
 from ui.kv_cost.numbers import money
-from ui.kv_cost.settings import ALLOWED_GPUS, PIN_TP, SEARCH, memory
-from ui.kv_cost.state import follow_workload, model_widget, number_field, select_field, typed_value
+from ui.kv_cost.settings import ALLOWED_GPUS, PIN_TP, PLAN_LABEL, SEARCH, gpu_name, memory
+from ui.kv_cost.state import follow_workload, keep_in_link, model_widget, number_field, select_field, typed_value
 
 PLAN_KEYS = ("rpm", "prompt", "answer", "ttft")  # the workload fields on the first screen (the rest in its section)
 OUTPUT = "$ per 1M output tokens"  # the plan's one $ answer per output token: the same name wherever it appears
 INPUT = "$ per 1M input tokens"
 MONTHLY = "Monthly cost"
 CHOSEN, OTHER = "#d9822b", "#1f5f99"
+SEARCH_LABEL = "Search settings: GPU types allowed (default: all) and GPUs per model copy (default: searched)"
+SEARCH_OPEN = "kv_search_open"
+CHART_LABEL = "Monthly cost against latency: every configuration, the plan marked (chart)"
+CHART_OPEN = "kv_search_chart_open"
 RANGE_WORDS = "if servers run at the calibration's 25th–75th percentile speed"
 
 
@@ -54,25 +58,39 @@ def inputs() -> None:
     row = st.columns(3)
     number_field("prompt", row[0], on_change=_follow, **kept)
     number_field("answer", row[1], on_change=_follow, **kept)
-    with row[2]:
-        select_field(
-            "GPUs per model copy",
-            PIN_TP,
-            "Leave it to the search (1, 2, 4 or 8 GPUs working as one copy, whichever is cheapest), or pin it: the "
-            "answer is then yours, not the search's.",
-        )
-    select_field(
-        "GPU types allowed",
-        ALLOWED_GPUS,
-        "The search tries every GPU type listed here, each at its own price; remove types you cannot rent, or keep "
-        "one to pin it.",
-        widget=st.multiselect,
-        default=list(kv.gpus()),
-    )
-    st.caption(
-        "The plan is sized by the peak requests per minute. The memory calculator further down counts concurrent "
-        "users instead (the primer's example); it does not change this plan."
-    )
+    box = st.expander(SEARCH_LABEL, key=SEARCH_OPEN, on_change="rerun")
+    if box.open:  # drawn only while open; kept in the session and the link like the engine settings
+        with box:
+            select_field(
+                "GPUs per model copy",
+                PIN_TP,
+                "Leave it to the search (1, 2, 4 or 8 GPUs working as one copy, whichever is cheapest), or pin it: "
+                "the answer is then yours, not the search's.",
+                **kept,
+            )
+            select_field(
+                "GPU types allowed",
+                ALLOWED_GPUS,
+                "The search tries every GPU type listed here, each at its own price; remove types you cannot rent, "
+                "or keep one to pin it.",
+                widget=st.multiselect,
+                default=list(kv.gpus()),
+                **kept,
+            )
+    _pins_in_link()
+
+
+def _pins_in_link() -> None:
+    """Keep the search's pins in the link while their expander is closed (the default leaves the link)."""
+    allowed = allowed_gpus()
+    wanted = [gpu_name(g) for g in allowed] if allowed else []
+    if st.query_params.get_all(ALLOWED_GPUS) != wanted:
+        if wanted:
+            st.query_params[ALLOWED_GPUS] = wanted
+        else:
+            del st.query_params[ALLOWED_GPUS]
+    pin = pinned_tp()
+    keep_in_link({PIN_TP: None if pin is None else str(pin)})
 
 
 def allowed_gpus() -> tuple[str, ...] | None:
@@ -189,7 +207,7 @@ def answer_cards(result: search.SearchResult) -> list[Card]:
 def answer(config: ModelConfig, result: search.SearchResult | str, load: sv.Workload) -> None:
     """The plan as the page's answer: a heading with the workload, the cards, or why there is no plan."""
     st.markdown(
-        f"### {config.name}, {load.requests_per_minute:,g} requests a minute at peak, "
+        f"## {PLAN_LABEL}\n\n### {config.name}, {load.requests_per_minute:,g} requests a minute at peak, "
         f"{load.prompt_tokens:,} + {load.output_tokens:,} tokens, first token within {load.ttft_s:g} s"
     )
     if isinstance(result, str) or result.plan is None:
@@ -232,24 +250,26 @@ def details(result: search.SearchResult | str) -> None:
     said = result.why
     if result.pinned:
         said += f" You pinned the {result.pinned}: the answer is yours, not the search's."
-    st.markdown(said.replace("$", "\\$"))
     shown = rows(result)
     static_table(
         COLUMNS,
         shown,
         label="The plan and its runners-up",
         formats={"monthly cost": dollars, "$ per GPU-hour": money},
-        footnote=f"{len(shown)} of {plural(len(result.candidates), 'configuration')} that meet the target, cheapest "
-        "first; each GPU at its own price (yours, or the typical public on-demand offer).",
+        footnote=f"{said} Above: {len(shown)} of {plural(len(result.candidates), 'configuration')} that meet the "
+        "target, cheapest first; each GPU at its own price (yours, or the typical public on-demand offer).",
         heading="The plan and its runners-up",
         download=("the search", "kv-search"),
     )
-    chart(
-        cost_latency_figure(result),
-        key="kv-search",
-        alt="Monthly cost against time to first token, one point per configuration that meets the target, the plan "
-        "marked.",
-    )
+    box = st.expander(CHART_LABEL, key=CHART_OPEN, on_change="rerun")
+    if box.open:  # drawn only while open: the first screen's rerun stays light
+        with box:
+            chart(
+                cost_latency_figure(result),
+                key="kv-search",
+                alt="Monthly cost against time to first token, one point per configuration that meets the target, "
+                "the plan marked.",
+            )
 
 
 @lru_cache(maxsize=32)

@@ -72,7 +72,8 @@ def test_the_search_table_lists_the_plan_first_and_says_why_it_won():
     at = open_page(**TASK)
     found = search.search(presets()["llama-3.1-70b"], TASK_LOAD)
     table = static_tables(at)[SEARCH_TABLE]
-    assert table[0][:2] == ["configuration", "GPUs"]
+    assert table[0][:3] == ["configuration", "monthly cost", "GPUs"]
+    assert table[1][1] == f"${found.plan.monthly_cost:,.0f}"
     assert table[1][0].endswith("(the plan)") and f"{found.plan.tp} × {found.plan.gpu.name}" in table[1][0]
     assert len(table) - 1 == min(6, len(found.candidates))
     assert table_footnote(at, SEARCH_TABLE).startswith(found.why)
@@ -134,7 +135,7 @@ def test_the_price_follows_the_gpu_and_the_readers_own_price_stays_with_its_gpu(
     at.selectbox(key="gpu").set_value("l40s").run()
     assert at.number_input(key="price").value == 0.5
     rows = [r for r in static_tables(at)[SEARCH_TABLE][1:] if "L40S" in r[0]]  # the search bills L40S at $0.50
-    assert all(r[2] == "$0.50" for r in rows)
+    assert all(r[3] == "$0.50" for r in rows)
     shared = open_page(gpu="L40S", price="l40s:0.5")
     assert shared.number_input(key="price").value == 0.5
 

@@ -69,7 +69,7 @@ def runners_up(found: search.SearchResult | str) -> list[tuple[str, list[str], l
     if isinstance(found, str) or found.plan is None:
         return []
     shown = [
-        [row[0], plural(row[1], "GPU"), f"${row[2]:,.2f}", dollars(row[3]), f"{row[4]:.2f}", f"{row[5]:.1f}"]
+        [row[0], dollars(row[1]), plural(row[2], "GPU"), f"${row[3]:,.2f}", f"{row[4]:.2f}", f"{row[5]:.1f}"]
         for row in plan_view.rows(found)
     ]
     return [("The plan and its runners-up", list(plan_view.COLUMNS), shown)]

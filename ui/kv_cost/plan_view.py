@@ -218,11 +218,11 @@ def answer(config: ModelConfig, result: search.SearchResult | str, load: sv.Work
 
 
 # --------------------------------------------------------------------------------------------------- the search shown
-COLUMNS = (
+COLUMNS = (  # the monthly cost beside the configuration: what a phone shows before the table scrolls
     "configuration",
+    "monthly cost",
     "GPUs",
     "$ per GPU-hour",
-    "monthly cost",
     "first token (s)",
     "tokens/s per user",
 )
@@ -233,9 +233,9 @@ def rows(result: search.SearchResult, limit: int = 6) -> tuple[tuple, ...]:
     return tuple(
         (
             f"{c.tp} × {c.gpu.name}, {plural(c.copies, 'copy', 'copies')}" + (" (the plan)" if i == 0 else ""),
+            round(c.monthly_cost, 2),
             c.gpus,
             round(c.price, 2),
-            round(c.monthly_cost, 2),
             round(c.sizing.ttft_s, 2),
             round(c.sizing.tokens_per_s_user, 1),
         )

@@ -1,6 +1,10 @@
 """KV-cache cost calculator and deployment planner: from the primer's formula (§3–4) to GPUs, concurrent users,
 a workload's monthly bill, $ per 1M input and output tokens, and build vs buy.
 
+The workload first: what a planner knows (model, peak requests per minute, prompt and answer tokens, the first
+token's target, the GPU types allowed) -> the planner's search (core.plan.search, cached) -> the plan as the answer,
+its runners-up and why it won (ui/kv_cost/plan_view.py). Every section below reads the same scenario.
+
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost/state.py) -> the engine (core.plan.kv_cache,
 core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only
 what the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy,
@@ -21,7 +25,7 @@ from ui.elements.navigation import PAGES
 from ui.elements.widgets import open_tab, setup_page
 from ui.kv_cost import answer as answer_view
 from ui.kv_cost import briefing as kv_briefing
-from ui.kv_cost import charts, latency, numbers, planner, scenario, settings, tables
+from ui.kv_cost import charts, latency, numbers, plan_view, planner, scenario, settings, tables
 from ui.kv_cost import link as shared_link
 from ui.kv_cost import sections as reference
 from ui.kv_cost import state as inputs
@@ -30,31 +34,46 @@ SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 opened = setup_page(SPEC)
 shared_link.read_link(SPEC.path, opened=opened)
 shared_link.link_notes()
-answer = leads.slot()  # the answer first, above the inputs (on a phone too)
+plan_answer, plan_inputs = st.container(), st.container()  # the answer first, above the inputs (on a phone too)
+with plan_inputs:
+    plan_view.inputs()
+answer = leads.slot()  # the memory calculator's answer, above its inputs
 leads.words("kv_cost")
 st.markdown(
-    f"Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} of all "
-    "earlier tokens. This page turns the primer's size formula into a deployment plan: memory per GPU, how many "
-    "users fit, how many GPUs you need and what a million generated tokens cost; the sections below the table plan a "
-    "workload's monthly bill, weigh it against an API and show how close the time model comes to measured servers. "
-    "Every number below follows from "
-    "the choices in this box, and the page's address holds all of them: copy the link to share the scenario."
+    "**The memory behind the plan.** The plan above is sized by the peak requests per minute; the calculator below "
+    f"counts concurrent users instead (the primer's example, {inputs.primer_example()}, one click away) and does not "
+    "change the plan. Primer §3 explains why only K and V are kept: every new token looks back at "
+    f"the {link('kv-cache')} of all earlier tokens. Below, the primer's size formula in full: memory per GPU, how many "
+    "users fit, how many GPUs they need; the sections below the table plan the workload's monthly bill, weigh it "
+    "against an API and show how close the time model comes to measured servers. Every number follows from the "
+    "choices on this page, and the page's address holds all of them: copy the link to share the scenario."
 )
-st.button("Show the primer's example (7B, 32K tokens, FP16)", on_click=inputs.load_primer_example, type="primary")
+st.button(f"Show the primer's example ({inputs.primer_example()})", on_click=inputs.load_primer_example, type="primary")
 choice, sizes_column = inputs.scenario_widgets(kv_help=tip("kv-cache"))
 fields = inputs.own_model(choice["model"])
+planned = scenario.model_config(choice["model"], fields)
+workload = scenario.workload(planned, choice["model"])
+found = plan_view.run_search(planned, choice, workload[0])
+with plan_answer:
+    plan_view.answer(planned, found, workload[0])
+with plan_inputs:
+    plan_view.details(found)
 
 
 @st.fragment
-def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_column: DeltaGenerator) -> None:
+def scenario_results(
+    answer: DeltaGenerator, choice: dict, fields: dict, sizes_column: DeltaGenerator, workload: tuple, found: object
+) -> None:
     """The sizes (context and users, in their column above) and all they feed: the answer at the top, the formula,
     charts, table and the picked section. A size, a compared model, a tab or a section reruns only this part; the
     selectors and expanders above rerun the page."""
+    if scenario.workload(scenario.model_config(choice["model"], fields), choice["model"], quiet=True) != workload:
+        st.rerun(scope="app")  # a workload field of a section changed: the plan at the top follows
+    load, api, peak = workload
     choice = choice | inputs.size_widgets(sizes_column)
     config, deployment = scenario.resolve(choice, fields)
     result = kv.plan(config, deployment)
-    load, api, *prices = scenario.workload(config)  # every run, so the link keeps the workload while it is closed
-
+    plan = getattr(found, "plan", None)
     auto = scenario.tp_is_auto()
     with answer:
         answer_view.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
@@ -65,28 +84,34 @@ def scenario_results(answer: DeltaGenerator, choice: dict, fields: dict, sizes_c
     with answer:
         url, here = app_url(), scenario_link(SPEC.url_path)
         download(
-            lambda: kv_briefing.briefing(config, deployment, result, compared, url=url, link=here),
+            lambda: kv_briefing.briefing(
+                config, deployment, result, compared, url=url, link=here, planned=(config, found, load, api, peak)
+            ),
             file_name="kv-cost-briefing.html",
         )
         answer_view.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
     open_tab(settings.VIEWS, charts.VIEW_SECTIONS, compared)
 
     tables.comparison_table(compared)
-    serving_dep = planner.workload_deployment(config, deployment, load, auto)
+    plan_dep = plan_view.plan_deployment(choice, plan) if plan else None
     sections = (  # in the order of settings.SECTIONS; only the picked one runs
-        lambda: planner.workload_section(config, serving_dep, load, auto),
+        lambda: (
+            planner.workload_section(config, plan_dep, load, plan, plan_view.whose(found))
+            if plan
+            else plan_view.answer(config, found, load)
+        ),
         lambda: planner.build_vs_buy_section(
-            config, planner.plan(config, serving_dep, load)[0], load, api, tuple(prices)
+            config, planner.plan(config, plan_dep, load)[0] if plan else None, load, api, peak
         ),
         lambda: planner.calibration_section(deployment),
         lambda: reference.finance(config, deployment, kv.budget_effects(config, deployment)),
         lambda: reference.anatomy(config, deployment, result),
         lambda: reference.sources(choice["model"], config, deployment.gpu),
-        lambda: latency.section(config, serving_dep, load),
+        lambda: latency.section(config, plan_dep or deployment, load),
     )
     picked = inputs.section_picker()  # none by default: the page opens on its answer, the planner on a click
     if picked is not None:
         dict(zip(settings.SECTIONS, sections, strict=True))[picked]()
 
 
-scenario_results(answer, choice, fields, sizes_column)
+scenario_results(answer, choice, fields, sizes_column, workload, found)

@@ -101,3 +101,10 @@ def resolve_prices(gpu_ids: Iterable[str], own: Mapping[str, float] | None = Non
         if problem:
             raise ValueError(problem)
     return {g: float(own[g]) if g in own else typical_price(g) for g in gpu_ids}
+
+
+def cost_per_million(price_per_gpu_hour: float, tokens_per_s_per_gpu: float | None) -> float | None:
+    """$ per 1M output tokens of a GPU at this price and speed (None without a speed): price / 3600 / tokens/s."""
+    if not tokens_per_s_per_gpu:
+        return None
+    return 1e6 * price_per_gpu_hour / 3600.0 / tokens_per_s_per_gpu

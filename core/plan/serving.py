@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
@@ -375,6 +376,59 @@ def _kv_users(config: ModelConfig, dep: kv.Deployment, context: int) -> int:
     return kv.memory(config, replace(dep, context=context, users=1, prefix=0)).max_users
 
 
+WHOLE_BATCHES = 65_536  # up to this many users per copy every batch size is evaluated at once; beyond, bracketed
+
+
+def _alone(s: Setup, context: float, first: float, load: Workload) -> str:
+    """Why even one user alone misses the target."""
+    alone = float(decode_step(s, 1.0, context).seconds[()])
+    return (
+        f"no number of copies can meet the target: even one user alone gets {1.0 / alone:,.1f} tokens/s and a first "
+        f"token after {first + alone:,.2f} s, short of the target ({load.min_tokens_per_s:,g} tokens/s, "
+        f"{load.ttft_s:,g} s); more copies shorten the queue, not one user's own steps"
+    )
+
+
+def _last_ok(ok_at: Callable[[np.ndarray], np.ndarray], n: int, points: int = 4096) -> int:
+    """The largest b in 1..n where `ok_at` holds, for a test that holds up to some b and fails beyond (0: nowhere):
+    a grid of `points` batch sizes brackets the change, narrowed until the bracket is evaluated whole."""
+    lo, hi = 0, n  # holds at lo (0: vacuously), unknown up to hi
+    while hi - lo > points:
+        grid = np.unique(np.linspace(lo + 1, hi, points).round()).astype(np.float64)
+        ok = ok_at(grid)
+        if ok.all():
+            return hi
+        k = int(np.argmin(ok))  # the first batch size where it fails
+        lo, hi = (int(grid[k - 1]) if k else lo), int(grid[k]) - 1
+    grid = np.arange(lo + 1, hi + 1, dtype=np.float64)
+    ok = ok_at(grid) if grid.size else np.zeros(0, dtype=bool)
+    return int(grid[ok][-1]) if ok.any() else lo
+
+
+def _large_batch(
+    s: Setup, users: int, context: float, first: float, load: Workload
+) -> tuple[int, float, float, int | None]:
+    """For a copy holding more users than `WHOLE_BATCHES`: the largest batch meeting the target (0: none), its step's
+    seconds, the next batch's tokens/s per user, and the first batch limited by compute (None: none). Speed falls and
+    the first token's time grows with the batch, so each test holds up to one batch size and fails beyond."""
+
+    def meets(b: np.ndarray) -> np.ndarray:
+        seconds = decode_step(s, b, context).seconds
+        return (1.0 / seconds >= load.min_tokens_per_s) & (first + seconds <= load.ttft_s)
+
+    def memory_bound(b: np.ndarray) -> np.ndarray:
+        step = decode_step(s, b, context)
+        return step.compute < step.memory
+
+    batch = _last_ok(meets, users)
+    if batch == 0:
+        return 0, 0.0, 0.0, None
+    step_s = float(decode_step(s, float(batch), context).seconds[()])
+    after = 1.0 / float(decode_step(s, float(batch + 1), context).seconds[()]) if batch < users else math.inf
+    memory_until = _last_ok(memory_bound, users)
+    return batch, step_s, after, memory_until + 1 if memory_until < users else None
+
+
 @lru_cache(maxsize=256)
 def size_workload(
     config: ModelConfig, dep: kv.Deployment, eff: Efficiency, load: Workload
@@ -388,23 +442,29 @@ def size_workload(
     users = _kv_users(config, dep, p + o)
     if users < 1:
         return None, f"not one request of {p + o:,} tokens fits the memory of {dep.tp} × {dep.gpu.name}"
-    batches = np.arange(1, users + 1, dtype=np.float64)
-    step = decode_step(s, batches, p + o / 2)
-    speed = 1.0 / step.seconds
     first = float(prefill_seconds(s, p)[()])
-    ttft = first + step.seconds
-    ok = (speed >= load.min_tokens_per_s) & (ttft <= load.ttft_s)
-    if not ok[0]:
-        return None, (
-            f"no number of copies can meet the target: even one user alone gets {speed[0]:,.1f} tokens/s and a first "
-            f"token after {ttft[0]:,.2f} s, short of the target ({load.min_tokens_per_s:,g} tokens/s, "
-            f"{load.ttft_s:,g} s); more copies shorten the queue, not one user's own steps"
-        )
-    best = int(np.flatnonzero(ok)[-1])
-    batch = best + 1
-    limit = "memory" if batch == users else "speed" if speed[best + 1] < load.min_tokens_per_s else "ttft"
-    bound = np.flatnonzero(step.compute >= step.memory)
-    per_request = float(prefill_compute_seconds(s, p)[()]) + o * float(step.seconds[best]) / batch
+    if users > WHOLE_BATCHES:  # a tiny model holds millions of users: the batch found by bracketing (`_last_ok`)
+        batch, step_s, speed_next, compute_from = _large_batch(s, users, p + o / 2, first, load)
+        if batch == 0:
+            return None, _alone(s, p + o / 2, first, load)
+        best = batch - 1
+        step = Step(np.array([step_s]), np.zeros(1), np.zeros(1), np.zeros(1), 0.0)
+        speed, ttft, best_at = 1.0 / step.seconds, first + step.seconds, 0
+    else:
+        batches = np.arange(1, users + 1, dtype=np.float64)
+        step = decode_step(s, batches, p + o / 2)
+        speed = 1.0 / step.seconds
+        ttft = first + step.seconds
+        ok = (speed >= load.min_tokens_per_s) & (ttft <= load.ttft_s)
+        if not ok[0]:
+            return None, _alone(s, p + o / 2, first, load)
+        best = best_at = int(np.flatnonzero(ok)[-1])
+        batch = best + 1
+        speed_next = speed[best + 1] if batch < users else math.inf
+        bound = np.flatnonzero(step.compute >= step.memory)
+        compute_from = int(bound[0]) + 1 if bound.size else None
+    limit = "memory" if batch == users else "speed" if speed_next < load.min_tokens_per_s else "ttft"
+    per_request = float(prefill_compute_seconds(s, p)[()]) + o * float(step.seconds[best_at]) / batch
     prefill_share = float(prefill_compute_seconds(s, p)[()]) / per_request
     capacity = 1.0 / per_request
     rate = load.requests_per_minute / 60.0
@@ -416,10 +476,10 @@ def size_workload(
             batch=batch,
             limit=limit,
             kv_users=users,
-            compute_from=int(bound[0]) + 1 if bound.size else None,
-            step_s=float(step.seconds[best]),
-            tokens_per_s_user=float(speed[best]),
-            ttft_s=float(ttft[best]),
+            compute_from=compute_from,
+            step_s=float(step.seconds[best_at]),
+            tokens_per_s_user=float(speed[best_at]),
+            ttft_s=float(ttft[best_at]),
             requests_per_s_copy=capacity,
             prefill_share=prefill_share,
             copies=copies,

@@ -14,14 +14,16 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.plan import build_vs_buy as bvb
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
-from core.plan import load_sizing
+from core.plan import search
 from core.plan import serving as sv
 from core.plan.model_config import FIELD_NAMES, param_count, presets
-from tests.app.helpers import chart_specs as figures
-from tests.app.helpers import metric_cards, shown, static_tables, table_downloads, table_footnote
+from core.plan.prices import typical_price
+from tests.app.helpers import chart_specs, metric_cards, shown, static_tables, table_downloads, table_footnote
 from tests.app.helpers import numbers as values
+from ui.kv_cost.numbers import COST_COLUMN as FULL_BATCH
 from ui.kv_cost.own_model import FIELD_KEYS
 from ui.kv_cost.settings import ENGINE_OPEN, OWN_MODEL_OPEN, SECTION, SECTIONS
 
@@ -29,7 +31,22 @@ ROOT = Path(__file__).resolve().parents[2]
 QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
 PAGE = str(ROOT / "pages" / "kv_cost.py")
 P = presets()
+H100 = typical_price("h100-sxm")  # the price follows the GPU: the H100 preset's typical public price
 ENGINE = "Engine settings"  # where a field drawn only in the engine settings is (`reveal`)
+
+
+PLAN_CARDS = ("Configuration", "Monthly cost", "$ per 1M output tokens", "$ per 1M input tokens")
+
+
+def headline(at: AppTest) -> list[dict]:
+    """The memory calculator's headline cards (the plan's four cards above them left out)."""
+    return [card for card in metric_cards(at) if card["metric-label"] not in PLAN_CARDS]
+
+
+def figures(at: AppTest) -> list[dict]:
+    """The page's figures below the plan: the search's cost-against-latency chart (tests/app/test_kv_cost_plan.py)
+    left out, so the memory calculator's chart is first."""
+    return [f for f in chart_specs(at) if not f["layout"]["title"]["text"].startswith("Monthly cost vs first-token")]
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -150,11 +167,11 @@ def test_formula_follows_the_models_attention(at, model, symbols, numbers):
 
 
 def test_headline_matches_the_engine(at):
-    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100))
     shown = metrics(at)
     assert shown["GPUs needed"] == f"{plan.gpus_needed:,}"
     assert shown["Users per model copy"] == f"{plan.max_users:,}"
-    assert shown["$ per 1M output tokens (best case)"] == f"${plan.cost_per_million:,.2f}"
+    assert shown[FULL_BATCH] == f"${plan.cost_per_million:,.2f}"
     assert shown[f"KV for {16:,} users"] == gb(plan.kv_total)
 
 
@@ -195,17 +212,17 @@ def test_gpu_and_tensor_parallelism_change_users(at):
 
 def test_price_and_weight_bits_change_cost(at):
     at.number_input(key="price").set_value(5.0).run()
-    doubled = metrics(at)["$ per 1M output tokens (best case)"]
+    doubled = metrics(at)[FULL_BATCH]
     plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=5.0))
     assert doubled == f"${plan.cost_per_million:,.2f}"
     at.selectbox(key="w_bits").set_value(4).run()
-    assert metrics(at)["$ per 1M output tokens (best case)"] != doubled
+    assert metrics(at)[FULL_BATCH] != doubled
 
 
 def test_gpus_per_copy_follow_the_model_unless_the_reader_sets_them(at):
     assert open_engine(at).selectbox(key="tp").value == "auto"
     at.selectbox(key="model").set_value("llama-3.1-405b").run()
-    auto = kv.plan(P["llama-3.1-405b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=16))
+    auto = kv.plan(P["llama-3.1-405b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100, tp=16))
     assert metrics(at)["GPUs needed"] == f"{auto.gpus_needed:,}"
     assert "× 16 GPUs (the fewest that hold it, set by the page)" in captions(at)
     at.selectbox(key="tp").set_value(1).run()
@@ -331,7 +348,7 @@ def test_memory_chart_stacks_weights_kv_reserve_free():
     app.run()
     spec = figures(app)[0]
     parts = {trace["name"]: float(values(trace["y"])[0]) for trace in spec["data"]}
-    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100))
     assert parts["Weights"] == pytest.approx(plan.weights_gpu / 1e9)
     assert parts["KV cache in use"] == pytest.approx(plan.kv_used_gpu / 1e9)
     assert sum(parts.values()) == pytest.approx(85.52, abs=0.01)  # the 81,559 MiB nvidia-smi reports for an H100
@@ -348,9 +365,9 @@ def test_comparison_table_follows_the_selection(at):
     assert [row[0] for row in rows] == [
         P[key].name for key in ("primer-7b", "llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3")
     ]
-    primer = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
+    primer = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100))
     first = dict(zip(header, rows[0], strict=True))
-    assert first["$ per 1M output tokens (best case)"] == f"${primer.cost_per_million:,.2f}"
+    assert first[FULL_BATCH] == f"${primer.cost_per_million:,.2f}"
     assert first["KV per user at 32,768 (GB)"] == "17.18" and first["users per copy"] == f"{primer.max_users:,}"
     file, data = table_downloads(at)["Download comparison (CSV)"]  # the table's own button, not a widget
     csv_header, *csv_rows = csv.reader(io.StringIO(data))
@@ -578,7 +595,7 @@ def test_sections_below_the_table_are_drawn_when_opened(at):
     open_section(at, "Sources")
     text = "\n".join(m.value for m in at.markdown)
     assert "**Sources of every preset figure and default**" in text and "**Doubling the context**" not in text
-    assert "Monthly GPU bill (best case)" not in metrics(at)
+    assert "GPUs for this workload" not in metrics(at)
     assert f"**{kv.gpus()['h100-sxm'].name}**" in text
     open_config(at)
     at.text_area(key="kv_paste").input('{"num_hidden_layers": 40}').run()
@@ -593,7 +610,7 @@ def test_gpus_per_copy_and_shared_prompt_come_from_the_link_and_stay_in_it_while
     app.query_params.update({"tp": "2", "prefix": "4096", "users": "8"})
     app.run()
     assert not [w for w in app.selectbox if w.key == "tp"] and not [w for w in app.number_input if w.key == "prefix"]
-    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], tp=2, prefix=4096, users=8)
+    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100, tp=2, prefix=4096, users=8)
     assert metrics(app)["GPUs needed"] == f"{kv.plan(P['primer-7b'], dep).gpus_needed:,}"
     assert metrics(app)["Users per model copy"] == f"{kv.plan(P['primer-7b'], dep).max_users:,}"
     open_engine(app)
@@ -614,10 +631,10 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
     app.query_params.update({"util": "0.8", "eff": "0.5"})
     app.run()
     assert not app.slider  # the engine settings are drawn only while their expander is open
-    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], utilisation=0.8, efficiency=0.5)
+    dep = kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100, utilisation=0.8, efficiency=0.5)
     plan = kv.plan(P["primer-7b"], dep)
     assert metrics(app)["Users per model copy"] == f"{plan.max_users:,}"
-    assert metrics(app)["$ per 1M output tokens (best case)"] == f"${plan.cost_per_million:,.2f}"
+    assert metrics(app)[FULL_BATCH] == f"${plan.cost_per_million:,.2f}"
     app.session_state[ENGINE_OPEN] = True
     app.run()
     assert app.slider(key="util").value == 0.8 and app.slider(key="eff").value == 0.5
@@ -637,23 +654,17 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
 
 
 # ------------------------------------------------------------------------------------------------ the planner
-def sized_under_load(config, dep, eff, load):
-    """What the page's workload section shows: the copies the simulated p95s need (issue 26)."""
-    sized = load_sizing.size_under_load(config, dep, eff, load)
-    return sized.sizing, sized.reason
-
-
 def workload_dep(**changes) -> kv.Deployment:
-    return replace(kv.Deployment(gpu=kv.gpus()["h100-sxm"]), **changes)
+    return replace(kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100), **changes)
 
 
 def test_the_page_opens_on_the_answer_with_no_planner_section_drawn(at):
     assert at.session_state[SECTION] is None and "kv_section" not in at.query_params
-    assert "Monthly GPU bill (best case)" not in metrics(at) and not any(n.key == "rpm" for n in at.number_input)
+    assert "GPUs for this workload" not in metrics(at) and not any(n.key == "speed" for n in at.number_input)
     hint = "Pick a section to open it below; the link then opens it too."
     assert at.segmented_control(key=SECTION).help.startswith(hint)
     open_section(at, "Workload and bill")
-    assert "Monthly GPU bill (best case)" in metrics(at)  # the browser writes it into the link (tests/e2e)
+    assert "GPUs for this workload" in metrics(at)  # the browser writes it into the link (tests/e2e)
 
 
 def test_a_link_opens_its_planner_section_and_an_unknown_one_is_named():
@@ -672,16 +683,17 @@ def test_a_link_opens_its_planner_section_and_an_unknown_one_is_named():
 
 def test_workload_plan_matches_the_engine(work):
     at = work
-    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
+    found = search.search(P["primer-7b"], sv.Workload())
+    plan, sizing = found.plan, found.plan.sizing
     shown = metrics(at)
-    assert shown["GPUs for this workload"] == f"{sizing.gpus} GPU" + ("s" if sizing.gpus != 1 else "")
-    assert shown["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
-    assert shown["Input: $ per 1M tokens"] == f"${sizing.cost_per_m_input:,.2f}"
-    assert shown["Output: $ per 1M tokens"] == f"${sizing.cost_per_m_output:,.2f}"
+    assert shown["GPUs for this workload"] == f"{plan.gpus} GPU" + ("s" if plan.gpus != 1 else "")
+    assert shown["Monthly cost"] == f"${plan.monthly_cost:,.0f}"
+    assert shown["$ per 1M input tokens"] == f"${plan.cost_per_m_input:,.2f}"
+    assert shown["$ per 1M output tokens"] == f"${plan.cost_per_m_output:,.2f}"
     text = explained(at)
     assert f"the plan runs {sizing.batch} users per copy" in text and "best case for this load" in text
     assert f"{sizing.prefill_share:.0%} reading prompts (prefill, input tokens)" in text
-    assert "the fewest GPUs that hold the model and one request, chosen by the page" in text
+    assert f"the cheapest of {len(found.candidates)} configurations that meet the target" in text
 
 
 def test_workload_fields_change_the_bill_and_live_in_the_link(work):
@@ -689,7 +701,7 @@ def test_workload_fields_change_the_bill_and_live_in_the_link(work):
     at.number_input(key="rpm").set_value(6000.0).run()
     at.number_input(key="answer").set_value(500).run()
     load = sv.Workload(requests_per_minute=6000.0, output_tokens=500)
-    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), load)
+    sizing = search.search(P["primer-7b"], load).plan
     assert metrics(at)["GPUs for this workload"] == f"{sizing.gpus:,} GPUs" and sizing.gpus > 1
     open_section(at, "Calibration")  # the workload's fields are no longer drawn ...
     assert at.query_params["rpm"] == "6000.0" and at.query_params["answer"] == "500"  # ... but stay in the link
@@ -710,25 +722,26 @@ def test_out_of_range_workload_in_a_link_is_named_and_the_default_kept(key, raw)
     app.run()
     assert not app.exception
     assert any(f"**{key}** = “{raw}”" in shown(w.value) for w in app.warning)
-    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
-    assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
+    plan = search.search(P["primer-7b"], sv.Workload()).plan
+    assert metrics(app)["Monthly cost"] == f"${plan.monthly_cost:,.0f}"
 
 
 def test_workload_beyond_the_models_context_names_the_fields_and_keeps_the_last(work):
     at = work
+    at.number_input(key="prompt").set_value(500).run()
     at.selectbox(key="model").set_value("gpt2").run()  # at most 1,024 tokens
-    before = metrics(at)["Monthly GPU bill (best case)"]
+    before = metrics(at)["Monthly cost"]
     at.number_input(key="prompt").set_value(2000).run()
     assert not at.exception
     assert any("Mean prompt (2,000) + mean answer (250)" in e.value for e in at.error)
-    assert metrics(at)["Monthly GPU bill (best case)"] == before
+    assert metrics(at)["Monthly cost"] == before
 
 
 def test_a_latency_target_no_batch_meets_says_so(work):
     at = work
     at.number_input(key="speed").set_value(10_000.0).run()
     assert not at.exception
-    assert any("short of the target" in w.value for w in at.warning)
+    assert any("No plan for this workload: no allowed configuration reaches" in w.value for w in at.warning)
 
 
 def test_build_vs_buy_compares_with_the_api_and_finds_the_break_even(at):
@@ -737,9 +750,15 @@ def test_build_vs_buy_compares_with_the_api_and_finds_the_break_even(at):
     assert [trace["name"] for trace in spec["data"]] == ["self-hosted GPUs (best case)", "API list price"]
     ticks = spec["layout"]["yaxis"]["ticktext"]
     assert all(tick.startswith("$") for tick in ticks)
-    sizing, _ = sized_under_load(P["primer-7b"], workload_dep(), sv.default_efficiency(), sv.Workload())
-    first = next(iter(sv.api_prices().values()))
-    even = sv.break_even(sizing, sv.Workload(), first.input_per_m, first.output_per_m)
+    plan = search.search(P["primer-7b"], sv.Workload()).plan
+    dep = workload_dep(gpu=plan.gpu, tp=plan.tp, price_per_gpu_hour=plan.price)
+    sizing, _ = sv.size_workload(P["primer-7b"], dep, sv.default_efficiency(), sv.Workload())
+    first = bvb.default_api(P["primer-7b"], "primer-7b", sv.Workload())
+    assert not first.same_model and at.selectbox(key="api").value == "same"
+    verdict = bvb.verdict(plan.monthly_cost, sv.Workload(), first)
+    assert any(shown(m.value) == f"**{verdict.sentence}**" for m in at.markdown)
+    assert "is not the same model" in verdict.sentence
+    even = sv.break_even(sizing, sv.Workload(), first.price.input_per_m, first.price.output_per_m)
     text = explained(at)
     if even.threshold is None:
         assert "is never cheaper than the API" in text
@@ -777,11 +796,13 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
 
 
 def test_money_columns_come_first_with_a_dollar_format(at):
-    assert comparison(at)[0][:2] == ["model", "$ per 1M output tokens (best case)"]
+    assert comparison(at)[0][:2] == ["model", FULL_BATCH]
     assert all(row[1].startswith("$") for row in comparison(at)[1:])
     open_section(at, "Budget")
     options = at.dataframe[0].value
-    assert list(options.columns)[1].startswith("cheaper per token than") and "users per model copy" in options.columns
+    columns = list(options.columns)
+    assert columns[1:3] == ["its price ($/h)", FULL_BATCH] and columns[3].startswith("cheaper per token than")
+    assert "users per model copy" in columns
 
 
 def test_log_axes_have_full_tick_labels():
@@ -797,20 +818,20 @@ def test_log_axes_have_full_tick_labels():
     assert "1K" in kv_fig["layout"]["xaxis"]["ticktext"] or "10K" in kv_fig["layout"]["xaxis"]["ticktext"]
 
 
-def test_auto_gpus_per_copy_for_the_workload_follow_its_own_context():
+def test_the_workload_section_shows_the_searchs_plan_and_a_pin_is_the_readers():
     app = AppTest.from_file(PAGE, default_timeout=60)
-    app.query_params.update({"model": "Llama-3.1-70B", "kv_section": "Workload and bill"})  # 32,768 tokens per user
-    # need 2 H100s per copy (81,559 MiB each) ...
+    app.query_params.update({"model": "Llama-3.1-70B", "kv_section": "Workload and bill"})
     app.run()
-    assert "× 2 GPUs (the fewest that hold it, set by the page)" in captions(app)
-    h100 = kv.gpus()["h100-sxm"]
-    tp = kv.smallest_tp(P["llama-3.1-70b"], kv.Deployment(gpu=h100, context=1250))
-    assert tp == 2  # ... a request of 1,000 + 250 tokens needs only 2
-    sizing, _ = sized_under_load(P["llama-3.1-70b"], workload_dep(tp=2), sv.default_efficiency(), sv.Workload())
-    assert metrics(app)["Monthly GPU bill (best case)"] == f"${sizing.monthly_cost:,.0f}"
-    assert "on 2 × H100 SXM (the fewest GPUs that hold the model and one request" in explained(app)
-    open_engine(app).selectbox(key="tp").set_value(8).run()
-    assert "on 8 × H100 SXM (your choice)" in explained(app)
+    assert "× 2 GPUs (the fewest that hold it, set by the page)" in captions(app)  # the memory calculator's own
+    found = search.search(P["llama-3.1-70b"], sv.Workload())
+    assert metrics(app)["Monthly cost"] == f"${found.plan.monthly_cost:,.0f}"
+    assert f"on {found.plan.tp} × {found.plan.gpu.name} (the cheapest of" in explained(app)
+    app.session_state["kv_search_open"] = True
+    app.run()
+    app.selectbox(key="pin_tp").set_value(8).run()
+    pinned = search.search(P["llama-3.1-70b"], sv.Workload(), tp=8)
+    assert metrics(app)["Monthly cost"] == f"${pinned.plan.monthly_cost:,.0f}"
+    assert "your pin (GPUs per copy): the answer is yours, not the search's" in explained(app)
 
 
 def test_the_lead_counts_users_per_model_copy_not_fractions_of_a_gpu(at):
@@ -900,23 +921,25 @@ def test_a_bad_typed_model_field_is_named_and_the_model_kept(at):
 
 
 def test_the_headline_is_one_element_whose_every_number_says_what_it_is(at):
-    cards = metric_cards(at)
+    cards = headline(at)
     assert [card["metric-label"] for card in cards] == [
         "KV per token",
         "KV per user",
         "KV for 16 users",
         "GPUs needed",
         "Users per model copy",
-        "$ per 1M output tokens (best case)",
+        FULL_BATCH,
     ]
     assert all(card["metric-help-text"] and card["metric-help"] == "?" for card in cards)
-    assert len([e for e in at.get("html") if 'class="metric-cards"' in e.proto.body]) == 1 and not at.metric
+    assert len([e for e in at.get("html") if 'class="metric-cards"' in e.proto.body]) == 2 and not at.metric
     assert "Real serving costs more." in cards[-1]["metric-help-text"]
 
 
 def test_the_briefing_shows_the_headline_the_page_shows(at):
     from ui.kv_cost import briefing as kv_briefing
 
-    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]))
-    listed = kv_briefing.headline(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"]), plan)
-    assert listed == [(card["metric-label"], card["metric-value"]) for card in metric_cards(at)]
+    plan = kv.plan(P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100))
+    listed = kv_briefing.headline(
+        P["primer-7b"], kv.Deployment(gpu=kv.gpus()["h100-sxm"], price_per_gpu_hour=H100), plan
+    )
+    assert listed == [(card["metric-label"], card["metric-value"]) for card in headline(at)]

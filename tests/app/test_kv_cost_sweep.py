@@ -84,7 +84,8 @@ def test_every_view_and_section_draws_for_any_valid_custom_model(fields, scenari
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.query_params.update({"model": "custom"} | {FIELD_KEYS[k]: str(v).lower() for k, v in fields.items()} | scenario)
     at.run()
-    assert not problems(at) and not at.warning, problems(at) + [w.value for w in at.warning]
+    warned = [w.value for w in at.warning if not w.value.startswith("No plan for this workload: ")]  # an honest no
+    assert not problems(at) and not warned, problems(at) + warned
     for index, section in enumerate(SECTIONS):
         at.session_state["view"] = VIEWS[index % len(VIEWS)]
         at.session_state[SECTION] = section

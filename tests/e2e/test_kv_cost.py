@@ -9,6 +9,7 @@ import pytest
 
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
+from core.plan import search
 from core.plan import serving as sv
 from core.plan.model_config import presets
 from tests.e2e.conftest import PageWatch
@@ -189,20 +190,20 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     assert watch.exceptions_on_screen() == 0
     watch.page.get_by_text("the fewest that hold it, set by the page").first.wait_for(timeout=30_000)
 
-    # The page opens on its answer; the planner picks the workload section. Out-of-range values are refused by name
-    # under the field; the bill stays.
-    assert watch.page.get_by_label("Peak requests per minute", exact=True).count() == 0
+    # The page asks for the workload first and answers with the searched plan; the planner also opens the workload
+    # section. Out-of-range values are refused by name under the field; the bill stays.
+    assert watch.page.get_by_label("Peak requests per minute", exact=True).count() == 1
     section(watch, "Workload and bill")
     watch.page.wait_for_function("() => window.location.search.includes('kv_section=Workload')", timeout=30_000)
     rpm = watch.page.get_by_label("Peak requests per minute", exact=True)
-    bill = metric(watch, "Monthly GPU bill (best case)")
+    bill = metric(watch, "Monthly cost")
     for bad, shown in (("-5", "-5"), ("1e308", "1e+308")):
         rpm.fill(bad)
         rpm.press("Enter")
         watch.settle()
         note = watch.page.locator('[data-testid="stAlert"]').filter(has_text="Peak requests per minute")
         assert f"“{shown}” cannot be used" in note.first.inner_text() and rpm.input_value() == "60.00"
-        assert metric(watch, "Monthly GPU bill (best case)") == bill
+        assert metric(watch, "Monthly cost") == bill
         assert "rpm=" not in watch.page.url
     # They type their traffic and answer length.
     rpm.fill("1200")
@@ -213,13 +214,11 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     answer.press("Enter")
     watch.settle()
     config = presets()["llama-3.1-70b"]
-    h100 = kv.gpus()["h100-sxm"]  # Auto: the fewest GPUs that hold one request of 1,000 + 400 tokens
-    dep = kv.Deployment(gpu=h100, tp=kv.smallest_tp(config, kv.Deployment(gpu=h100, context=1400)))
     load = sv.Workload(requests_per_minute=1200.0, output_tokens=400)
-    sizing, _ = sv.size_workload(config, dep, sv.default_efficiency(), load)
+    sizing = search.search(config, load).plan  # the searched plan: every section reads it
     watch.page.wait_for_function("() => window.location.search.includes('rpm=1200')", timeout=30_000)
     assert metric(watch, "GPUs for this workload") == f"{sizing.gpus:,} GPUs"
-    assert metric(watch, "Monthly GPU bill (best case)") == f"${sizing.monthly_cost:,.0f}"
+    assert metric(watch, "Monthly cost") == f"${sizing.monthly_cost:,.0f}"
     watch.page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
     watch.screenshot("kv_cost-workload")
 
@@ -250,7 +249,7 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
         recipient.open(shared, SPEC.landmark)
         recipient.page.get_by_text(line, exact=False).first.wait_for(timeout=30_000)
         section(recipient, "Workload and bill")
-        assert metric(recipient, "Monthly GPU bill (best case)") == f"${sizing.monthly_cost:,.0f}"
+        assert metric(recipient, "Monthly cost") == f"${sizing.monthly_cost:,.0f}"
         assert recipient.page.get_by_label("Peak requests per minute", exact=True).input_value() == "1200.00"
         assert recipient.errors == [], recipient.errors
     finally:

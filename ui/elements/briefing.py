@@ -47,6 +47,14 @@ class Briefing:
     charts: Sequence[Chart] = ()
     picture: str = ""  # ready-made HTML (the overview's data-flow picture), links already absolute
     sections: Sequence[tuple[str, Sequence[str]]] = field(default_factory=tuple)
+    tables: Sequence[tuple[str, Sequence[str], Sequence[Sequence[str]]]] = ()  # heading, columns, rows (as shown)
+
+
+def table_html(heading: str, columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A small table of shown values, every cell escaped, under its heading."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<h2>{html.escape(heading)}</h2><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def inline(markdown: str, app_url: str) -> str:
@@ -57,7 +65,8 @@ def inline(markdown: str, app_url: str) -> str:
         text, target, bold, italic = match.groups()
         if target is not None:
             href = urljoin(app_url, target)
-            out.append(f'<a href="{html.escape(href)}">{html.escape(text)}</a>')
+            absolute = urlsplit(href).scheme in ("http", "https")
+            out.append(f'<a href="{html.escape(href)}">{html.escape(text)}</a>' if absolute else html.escape(text))
         elif bold is not None:
             out.append(f"<b>{inline(bold, app_url)}</b>")
         else:
@@ -75,14 +84,63 @@ def _plotly_js() -> str:
 STYLE = web_file("briefing.css")
 
 
+PRINT_MARGIN = {"l": 72, "r": 24, "t": 24, "b": 96}  # room for tick labels, axis titles and a legend below
+
+
+def fitted_layout(layout: dict) -> dict:
+    """A chart's layout made to fit its labels at any width from a phone to A4 (794 px): margins with room for tick
+    labels and axis titles, every axis and the title pushing the margins out as their labels need (automargin), the
+    legend under the plot, clear of the x-axis title, and no fixed width."""
+    fitted = {key: value for key, value in layout.items() if key != "width"}
+    margin = dict(fitted.get("margin") or {})
+    fitted["margin"] = {side: max(margin.get(side, 0), least) for side, least in PRINT_MARGIN.items()}
+    fitted["autosize"] = True
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            fitted[key] = {**axis, "automargin": True}
+            if isinstance(axis.get("title"), dict) and axis["title"].get("text"):
+                fitted[key]["title"] = {**axis["title"], "text": two_lines(str(axis["title"]["text"]))}
+    fitted.setdefault("xaxis", {"automargin": True})
+    fitted.setdefault("yaxis", {"automargin": True})
+    fitted.pop("title", None)  # written above the chart as text (`chart_title`), which wraps on a narrow screen
+    if isinstance(fitted.get("legend"), dict) and fitted["legend"].get("orientation") == "h":
+        fitted["legend"] = {**fitted["legend"], "yref": "container", "y": 0.0, "yanchor": "bottom"}
+    return fitted
+
+
+def two_lines(title: str, longest: int = 28) -> str:
+    """A long axis title broken at the space nearest its middle, so it fits beside a short plot on a phone."""
+    if len(title) <= longest or " " not in title:
+        return title
+    middle = len(title) / 2
+    cut = min((i for i, c in enumerate(title) if c == " "), key=lambda i: abs(i - middle))
+    return f"{title[:cut]}<br>{title[cut + 1 :]}"
+
+
+def chart_title(layout: dict) -> str:
+    """A chart's title as plain text ("" when it has none)."""
+    title = layout.get("title")
+    return str(title.get("text", "")) if isinstance(title, dict) else str(title or "")
+
+
+def fitted_data(data: list[dict]) -> list[dict]:
+    """Traces whose text labels are drawn outside the plot area where they need to be (bars' labels never cut)."""
+    return [{**trace, "cliponaxis": False} if trace.get("type") in ("bar", "scatter") else trace for trace in data]
+
+
 def document(briefing: Briefing) -> str:
-    """The whole HTML file."""
+    """The whole HTML file. The reopen link is written only when the page's real address is known."""
     url = briefing.app_url
+    reopen = (
+        f'Reopen this scenario in the dashboard: <a href="{html.escape(briefing.link)}">{html.escape(briefing.link)}'
+        "</a><br>"
+        if briefing.link
+        else ""
+    )
     parts = [
         f"<h1>{html.escape(briefing.title)}</h1>",
         f'<p class="lead">{inline(briefing.lead, url)}</p>',
-        f'<p class="meta">Reopen this scenario in the dashboard: <a href="{html.escape(briefing.link)}">'
-        f"{html.escape(briefing.link)}</a><br>Made {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. The charts are "
+        f'<p class="meta">{reopen}Made {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. The charts are '
         "interactive (hover, zoom) and need no network.</p>",
     ]
     if briefing.headline:
@@ -97,15 +155,19 @@ def document(briefing: Briefing) -> str:
     for heading, sentences in briefing.sections:
         parts.append(f"<h2>{html.escape(heading)}</h2>")
         parts.append("<ul>" + "".join(f"<li>{inline(s, url)}</li>" for s in sentences) + "</ul>")
+    parts += [table_html(*table) for table in briefing.tables]
     scripts = []
     for index, chart in enumerate(briefing.charts):
+        spec = json.loads(chart.figure.to_json())
+        heading = chart_title(spec.get("layout", {}))
         parts.append(
-            f'<figure><div class="chart" id="chart-{index}" role="img" aria-label="{html.escape(chart.alt)}"></div>'
+            f'<figure><p class="chart-title">{html.escape(heading)}</p>'
+            f'<div class="chart" id="chart-{index}" role="img" aria-label="{html.escape(chart.alt)}"></div>'
             f"<figcaption>{inline(chart.caption, url)}</figcaption></figure>"
         )
-        spec = json.loads(chart.figure.to_json())
+        data, fitted = fitted_data(spec["data"]), fitted_layout(spec.get("layout", {}))
         scripts.append(
-            f"Plotly.newPlot('chart-{index}', {script_json(spec['data'])}, {script_json(spec.get('layout', {}))}, "
+            f"Plotly.newPlot('chart-{index}', {script_json(data)}, {script_json(fitted)}, "
             '{"responsive": true, "displaylogo": false});'
         )
     body = "\n".join(parts)
@@ -117,17 +179,26 @@ def document(briefing: Briefing) -> str:
     )
 
 
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "")  # addresses no reader of the file can open
+
+
 def app_url() -> str:
-    """The app's root address as the reader's browser sees it (for absolute links in the file)."""
-    url = st.context.url or "http://localhost:8501/"
-    parts = urlsplit(url)
+    """The app's root address as the reader's browser sees it (for absolute links in the file), or "" when it is not
+    known or is this machine's own (localhost): the file then carries no link back rather than a dead one."""
+    parts = urlsplit(st.context.url or "")
+    if parts.scheme not in ("http", "https") or (parts.hostname or "") in LOCAL_HOSTS:
+        return ""
     return f"{parts.scheme}://{parts.netloc}/"
 
 
 def scenario_link(page: str) -> str:
-    """The address that reopens this page with the current inputs (the URL holds them)."""
-    query = urlencode(st.query_params.to_dict())
-    return urljoin(app_url(), page) + (f"?{query}" if query else "")
+    """The address that reopens this page with the current inputs (the URL holds them); "" when the app's address
+    is not known (`app_url`)."""
+    root = app_url()
+    if not root:
+        return ""
+    query = urlencode(st.query_params.to_dict(), doseq=True)
+    return urljoin(root, page) + (f"?{query}" if query else "")
 
 
 def download(build: Callable[[], Briefing], *, file_name: str) -> None:

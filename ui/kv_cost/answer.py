@@ -49,7 +49,9 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
         gpus = Card(
             "GPUs needed",
             "does not fit",
-            f"needs ≥ {needed_tp} GPUs per copy" if needed_tp else "even 64 GPUs per copy are not enough",
+            f"needs ≥ {needed_tp} GPUs per copy"
+            if needed_tp
+            else f"even {kv.TP_OPTIONS[-1]} GPUs per copy are not enough",
             "Weights plus one user exceed the engine's memory budget.",
         )
     rate = result.tokens_per_second
@@ -81,7 +83,7 @@ def headline_cards(config: ModelConfig, dep: kv.Deployment, result: kv.Plan, aut
             "The most conversations one copy holds at once at this context (memory for the KV cache).",
         ),
         Card(
-            "$ per 1M output tokens (best case)",
+            "$ per 1M output tokens at full batch, for comparison",
             money(result.cost_per_million),
             f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour; {speed}",
             "All users decoding at the full context in full batches, no queueing or idle time, at the calibrated "

@@ -27,6 +27,12 @@ def _listed(values: list[str]) -> str:
 def growth_sentence(config: ModelConfig, cost: ContextCost) -> tuple[str, str]:
     """How one user's cache grows when the context doubles from T, and what that means for a buyer."""
     window = _window(config, cost)
+    if cost.growth == "flat" and window is None:  # a context inside one paged block: doubling it takes no new block
+        return (
+            f"At {cost.context:,} tokens doubling the context leaves {config.name}'s cache where it is: the engine "
+            "keeps the cache in blocks of whole pages, and the longer context still fits the pages already taken.",
+            "Memory per user grows in steps of one page of the cache; past the first pages it grows with context.",
+        )
     if cost.growth == "flat":
         return (
             f"Past {window:,} tokens {config.name}'s cache stops growing: its sliding window keeps only the last "

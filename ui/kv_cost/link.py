@@ -6,12 +6,14 @@ forms is refused and named in the page's one notice, never reshaped."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import streamlit as st
 
+from core.plan import kv_cache as kv
 from core.plan.model_config import (
     FIELD_NAMES,
     LIMITS,
@@ -30,6 +32,7 @@ from ui.kv_cost.own_model import (
     name_value,
 )
 from ui.kv_cost.settings import (
+    ALLOWED_GPUS,
     AUTO,
     DEFAULTS,
     ENGINE_DEFAULTS,
@@ -37,6 +40,7 @@ from ui.kv_cost.settings import (
     MAX_COMPARE,
     MEMORY,
     NUMBERS,
+    PIN_TP,
     PRICE_KEYS,
     SECTION,
     WORKLOAD_KEYS,
@@ -82,6 +86,32 @@ def _default_used(key: str) -> str:
     return lr.used(label(firsts.get(key, options[0])))
 
 
+def prices_link_form(own: Mapping[str, float]) -> str | None:
+    """How the link writes the reader's own prices: 'h100-sxm:2.1,l40s:0.95' (None when there are none)."""
+    return ",".join(f"{gpu}:{value:g}" for gpu, value in own.items()) or None
+
+
+def read_prices(raw: str, gpu: str, notes: list[str]) -> dict[str, float]:
+    """The reader's own $/GPU-hour from a link value: 'GPU:dollars' pairs separated by commas ('h100-sxm:2.1'), or a
+    plain number for the link's GPU (`gpu`). A pair naming no GPU preset, or a price that is not a positive, finite
+    number within the field's bounds, is named in `notes` and left out (that GPU keeps its typical price)."""
+    spec, out = NUMBERS["price"], {}
+    for part in raw.split(","):
+        name, _, value = part.rpartition(":")
+        gpu_id = gpu if not name else match_choice(name, *choices()["gpu"])
+        try:
+            number = lr.read_number(value, spec.low, spec.high, False)
+            if gpu_id is None:
+                raise lr.Refused(f"{plain(name)} is not a GPU preset ({', '.join(kv.gpus())})")
+            if not math.isfinite(number) or number <= 0:
+                raise lr.Refused("it is not a positive dollar amount")
+        except lr.Refused as refused:
+            notes.append(lr.refusal("price", part, str(refused), "its typical public price is used instead"))
+            continue
+        out[str(gpu_id)] = float(number)
+    return out
+
+
 BOOLEANS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
 
@@ -95,6 +125,8 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
         return [""]
     if key == NAME_KEY:
         return name_value(values[-1], notes)
+    if key == "price":  # the reader's own prices per GPU, read into the page's memory by `read_link`
+        return [values[-1]]
     if key in options:
         found, label = [], options[key][1]
         for raw in values:
@@ -102,7 +134,11 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
             if option is None:
                 shown = ", ".join(label(o) for o in options[key][0][:8])
                 more = ", …" if len(options[key][0]) > 8 else ""
-                instead = {"compare": "it is left out", SECTION: "no section is opened"}.get(key) or _default_used(key)
+                instead = {
+                    "compare": "it is left out",
+                    ALLOWED_GPUS: "it is left out",
+                    SECTION: "no section is opened",
+                }.get(key) or _default_used(key)
                 notes.append(lr.refusal(key, raw, f"it is not one of the choices ({shown}{more})", instead))
             elif label(option) not in found:
                 found.append(label(option))
@@ -112,6 +148,8 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
                 + ", ".join(plain(name) for name in found[MAX_COMPARE:])
                 + " are left out."
             )
+        if key == ALLOWED_GPUS:  # several GPU types, like the comparison
+            return found
         return found[:MAX_COMPARE] if key == "compare" else found[-1:]
     raw = values[-1]
     if (bounds := _number_field(key)) is not None:
@@ -190,6 +228,21 @@ def read_link(page: Path, opened: bool = False) -> None:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
     if "api" in link:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
+    elif any(key in link for key in PRICE_KEYS):  # prices without a preset: the reader's own
+        st.session_state["api"] = CUSTOM
+    for key in (ALLOWED_GPUS, PIN_TP):  # the search's pins: drawn only in their expander, kept like the workload
+        if key in link:
+            found = [match_choice(raw, *choices()[key]) for raw in link[key]]
+            st.session_state[key] = found if key == ALLOWED_GPUS else found[-1]
+    if "context" not in link and ("prompt" in link or "answer" in link):  # the charts follow the workload's request
+        sizes = [float(link[key][-1]) if key in link else NUMBERS[key].default for key in ("prompt", "answer")]
+        link["context"] = [str(int(sum(sizes)))]
+    if "price" in link:
+        gpu = match_choice((link.get("gpu") or [DEFAULTS["gpu"]])[-1], *choices()["gpu"]) or DEFAULTS["gpu"]
+        own = read_prices(link["price"][-1], str(gpu), notes)
+        memory().own_prices = own
+        link["price"] = [form] if (form := prices_link_form(own)) else []
+    link = {key: values for key, values in link.items() if values}
     for name, key in FIELD_KEYS.items():
         if key in link:
             st.session_state[key] = field_value(name, link[key][-1])

@@ -16,7 +16,7 @@ from ui.elements.numbers import plural
 READABLE = st.column_config.NumberColumn(format="localized")  # 124,439,808 rather than 124439808
 COLOURS = ["#1f5f99", "#d9822b", "#2e8b57", "#8e44ad", "#c0392b"]
 Compared = tuple[tuple[str, ModelConfig, kv.Deployment, kv.Plan], ...]
-COST_COLUMN = "$ per 1M output tokens (best case)"
+COST_COLUMN = "$ per 1M output tokens at full batch, for comparison"
 
 
 # --------------------------------------------------------------------------------------------------- formatting

@@ -16,15 +16,18 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.plan import build_vs_buy as bvb
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
-from core.plan import load_sizing
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
+from core.plan.search import Candidate
 from ui.elements.figures import layout
 from ui.elements.numbers import dollars, log_axis, plural, short
 from ui.elements.widgets import OnFirstUse, chart, explain
 from ui.kv_cost import scenario as kv_scenario
+from ui.kv_cost.numbers import money
+from ui.kv_cost.plan_view import INPUT, MONTHLY, OUTPUT
 
 pa = OnFirstUse("pyarrow")
 
@@ -34,35 +37,34 @@ BLUE, ORANGE, GREY = "#1f5f99", "#d9822b", "#5d6d7e"
 
 
 # --------------------------------------------------------------------------------------------------- workload
-def workload_section(
-    config: ModelConfig, dep: kv.Deployment, load: sv.Workload, auto: bool
-) -> tuple[sv.Sizing | None, str | None]:
-    """The workload's fields, then its plan: copies × GPUs, the monthly bill (best case) and its split."""
+def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, plan: Candidate, whose: str) -> None:
+    """The workload's other fields, then the plan's figures: GPUs, the monthly cost, its $ per 1M input and output
+    tokens (the first screen's, same names and numbers), how busy it runs, and the speed each user sees."""
     st.subheader("Your workload: GPUs and the monthly bill")
     st.markdown(
-        "Describe the traffic at its peak and the service you promise; the page finds how many users one model "
-        "copy can carry within that promise, how many copies the traffic needs, and what a month costs."
+        "The first screen asks for the peak rate, the tokens and the first token's target; here are the rest of the "
+        "promise and how the plan found there carries it: how many users one model copy carries within that "
+        "promise, how many copies the traffic needs, and what a month costs."
     )
     kv_scenario.workload_widgets()
-    sizing, reason = plan(config, dep, load)
-    if sizing is None:
-        st.warning(f"No plan on {plural(dep.tp, 'GPU')} of {dep.gpu.name} per copy: {reason}.")
-        return None, reason
+    sizing = plan.sizing
     m = [*st.columns(3), *st.columns(3)]
-    m[0].metric("GPUs for this workload", plural(sizing.gpus, "GPU"), help="Model copies × GPUs per copy.")
-    m[0].caption(f"{plural(sizing.copies, 'model copy', 'model copies')} × {plural(dep.tp, 'GPU')}")
+    m[0].metric("GPUs for this workload", plural(plan.gpus, "GPU"), help="Model copies × GPUs per copy.")
+    m[0].caption(f"{plural(plan.copies, 'model copy', 'model copies')} × {plural(plan.tp, 'GPU')}")
     m[1].metric(
-        "Monthly GPU bill (best case)",
-        dollars(sizing.monthly_cost),
+        MONTHLY,
+        dollars(plan.monthly_cost),
         help="GPUs × hours × price, with every copy running full batches at the calibrated speed and no spare copies; "
         "queueing, failover, engineers and storage come on top.",
     )
-    m[1].caption(f"at ${dep.price_per_gpu_hour:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
+    m[1].caption(f"at ${plan.price:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
     m[2].metric("Busy", f"{sizing.utilisation:.0%}", help="Share of the copies' capacity the peak traffic uses.")
     m[2].caption(f"{plural(sizing.batch, 'user')} per model copy")
-    m[3].metric("Input: $ per 1M tokens", dollars(sizing.cost_per_m_input), help="Prefill's share of the bill.")
-    m[4].metric("Output: $ per 1M tokens", dollars(sizing.cost_per_m_output), help="Decode's share of the bill.")
-    m[5].metric("$ per request", dollars(sizing.cost_per_request), help="The bill ÷ the month's requests.")
+    m[3].metric(INPUT, money(plan.cost_per_m_input), help="Prefill's share of the bill.")
+    m[4].metric(OUTPUT, money(plan.cost_per_m_output), help="Decode's share of the bill.")
+    m[5].metric(
+        "$ per request", dollars(plan.monthly_cost / sizing.monthly_requests), help="The bill ÷ the month's requests."
+    )
     m[3].caption(f"prefill takes {sizing.prefill_share:.0%} of GPU time")
     m[4].caption(f"decode takes {1 - sizing.prefill_share:.0%} of GPU time")
     m[5].caption(f"{sizing.monthly_requests:,.0f} requests a month")
@@ -76,10 +78,9 @@ def workload_section(
         if sizing.compute_from
         else ""
     )
-    where = "the fewest GPUs that hold the model and one request, chosen by the page" if auto else "your choice"
     carry = "carries" if sizing.copies == 1 else "carry"
     explain(
-        f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} ({where}) can hold "
+        f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} ({whose}) can hold "
         f"{plural(sizing.kv_users, 'user')} at {load.prompt_tokens + load.output_tokens:,} tokens; "
         f"the plan runs {plural(sizing.batch, 'user')} per copy, limited by "
         f"{sv.LIMITS[sizing.limit]}: each sees {sizing.tokens_per_s_user:,.1f} tokens/s (a token every "
@@ -87,29 +88,19 @@ def workload_section(
         f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all at full batch{compute}. "
         f"{plural(sizing.copies, 'copy', 'copies')} {carry} {load.requests_per_minute:,g} requests a minute.",
         f"The bill is the best case for this load: perfect batching, no queueing and no spare copies; the speed "
-        f"behind it is an estimate calibrated on published measurements (see *Calibration*). GPU time is "
-        f"split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
+        f"behind it is an estimate calibrated on published measurements (see *Calibration*), hence the range on the "
+        f"first screen. GPU time is split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
         f"{1 - sizing.prefill_share:.0%} writing answers (decode, output tokens), which is how the $ per 1M input "
         "and output tokens divide the bill.",
     )
-    return sizing, None
-
-
-def workload_deployment(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, auto: bool) -> kv.Deployment:
-    """The deployment the workload runs on: the reader's GPUs per copy, or (Auto) the fewest that hold one request of
-    the workload's prompt + answer, which may be fewer than the page's longer context per user needs."""
-    if not auto:
-        return dep
-    tp = kv.smallest_tp(config, replace(dep, tp=1, context=load.prompt_tokens + load.output_tokens, prefix=0))
-    return replace(dep, tp=tp) if tp else dep
 
 
 @lru_cache(maxsize=64)
 def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv.Sizing | None, str | None]:
-    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the copies the simulated
-    p95s at the peak rate need (issue 26, core.plan.load_sizing), the batch from the static step."""
-    sized = load_sizing.size_under_load(config, dep, efficiency(dep), load)
-    return sized.sizing, sized.reason
+    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the decode-step sizing the
+    planner's search uses, so every section bills the plan the answer shows (the latency section checks it under
+    load)."""
+    return sv.size_workload(config, dep, efficiency(dep), load)
 
 
 def efficiency(dep: kv.Deployment) -> sv.Efficiency:
@@ -170,26 +161,28 @@ def _speed_chart(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, siz
 
 
 # --------------------------------------------------------------------------------------------------- build vs buy
-def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv.Workload, api: str, prices) -> None:
-    """API prices against self-hosting: the break-even chart and one sentence."""
+def build_vs_buy_section(
+    config: ModelConfig, sizing: sv.Sizing | None, load: sv.Workload, choice: bvb.ApiChoice, peak: float
+) -> None:
+    """The plan against the API serving the same model (where one is listed): the verdict on the average month, the
+    break-even chart and where self-hosting starts to pay."""
     st.subheader("Build or buy: self-hosting against an API")
-    kv_scenario.price_widgets()
-    if api in sv.api_prices():
-        preset = sv.api_prices()[api]
-        st.caption(f"{preset.provider} list price as of {preset.date}: {preset.source}")
+    kv_scenario.price_widgets(choice)
+    price = choice.price
+    if price.id in sv.api_prices():
+        st.caption(f"{price.provider} list price as of {price.date}: {price.source}")
     if sizing is None:
-        st.info("Self-hosting has no plan for this workload (see Workload and bill), so there is nothing to compare.")
+        st.info("Self-hosting has no plan for this workload (see the first screen), so there is nothing to compare.")
         return
-    price_in, price_out = prices
+    said = bvb.verdict(sizing.monthly_cost, load, choice, peak)
+    st.markdown(f"**{said.sentence}**".replace("$", "\\$"))
+    price_in, price_out = price.input_per_m, price.output_per_m
     even = _even(sizing, load, price_in, price_out)
     chart(
         _break_even_chart(sizing, load, price_in, price_out),
         key="kv-break-even",
         alt="Log-log chart of monthly cost against monthly tokens: a staircase for GPUs, a straight line for the API.",
     )
-    volume = load.requests_per_minute * 60 * load.hours_per_month * (load.prompt_tokens + load.output_tokens)
-    api_month = volume * even.api_per_token
-    now = "cheaper" if sizing.monthly_cost < api_month else "dearer"
     if even.threshold is None:
         sentence = (
             f"At this workload self-hosting {config.name} is never cheaper than the API: even a full copy costs "
@@ -202,12 +195,13 @@ def build_vs_buy_section(config: ModelConfig, sizing: sv.Sizing | None, load: sv
             f"({even.threshold / even.copy_tokens:.0%} of one copy's {short(even.copy_tokens)}), and again each time "
             f"a new copy is {even.threshold / even.copy_tokens:.0%} busy."
         )
+    tokens = said.api.input_tokens + said.api.output_tokens
     explain(
-        f"{sentence} Your peak traffic, served all month, is {short(volume)} tokens: self-hosting costs "
-        f"{dollars(sizing.monthly_cost)} and the API {dollars(api_month)}, so self-hosting is {now}.",
-        "GPUs are bought by the hour whether busy or not, so their cost climbs in whole copies; an API bills every "
-        "token. Self-hosting pays only when traffic keeps its copies busy; the GPU line is the best case, "
-        "before engineers, storage and idle nights.",
+        f"{sentence} The average month is {short(tokens)} tokens ({said.api.average_rpm:,.0f} requests a minute, the "
+        f"peak ÷ {peak:g}, the peak-to-average set under Workload and bill).",
+        "GPUs are bought by the hour whether busy or not and sized for the busiest hour, so their cost climbs in whole "
+        "copies; an API bills only the tokens used. Self-hosting pays only when traffic keeps its copies busy; the "
+        "GPU line is the best case, before engineers, storage and idle nights.",
     )
 
 
@@ -363,4 +357,5 @@ def calibration_sources() -> list[str]:
     lines += [f"**Logged KV-cache sizes ({', '.join(dict.fromkeys(names))})**: {src}" for src, names in logged.items()]
     lines += [f"**{name} config**: {source}" for name, source in cal.model_sources().items()]
     lines += [f"**{p.provider} {p.model} price ({p.date})**: {p.source}" for p in sv.api_prices().values()]
+    lines.append(f"**Peak-to-average default ({bvb.default_peak_to_average():g})**: {bvb.peak_to_average_reason()}")
     return lines

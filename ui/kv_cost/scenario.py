@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from core.plan import build_vs_buy as bvb
 from core.plan import engines, serving
 from core.plan import kv_cache as kv
 from core.plan.model_config import (
@@ -19,7 +20,7 @@ from ui.kv_cost.own_model import (
     PRIMER,
     custom_name,
 )
-from ui.kv_cost.settings import AUTO, DEFAULTS, NUMBERS, PRICE_KEYS, WORKLOAD_KEYS, choices, memory
+from ui.kv_cost.settings import AUTO, DEFAULTS, NUMBERS, PRICE_KEYS, SAME_MODEL, WORKLOAD_KEYS, choices, memory
 from ui.kv_cost.state import keep_in_link, number_field, select_field, typed_value
 
 
@@ -63,56 +64,67 @@ def resolve(choice: dict, fields: dict) -> tuple[ModelConfig, kv.Deployment]:
     return config, deployment
 
 
+def model_config(model_id: str, fields: dict) -> ModelConfig:
+    """The model the workload's plan is for: a preset, or the custom fields' model when they make one (else the last
+    valid model; `resolve` names what is wrong)."""
+    if model_id != CUSTOM:
+        return presets()[model_id]
+    config, _ = config_from_fields(fields, name=custom_name())
+    return config or (memory().last_valid or (presets()[PRIMER], None))[0]
+
+
 # --------------------------------------------------------------------------------------------------- the workload
 def tp_is_auto() -> bool:
     """True when the page chose the GPUs per model copy (the reader left 'Auto')."""
     return st.session_state.get("tp", AUTO) == AUTO
 
 
+SECTION_KEYS = ("speed", "hours", "peak")  # the workload's fields in its section (the rest on the first screen)
+
+
 def workload_widgets() -> None:
-    """The workload's fields in three columns; drawn only while their section is open (values kept in the session)."""
+    """The workload's other fields in three columns (the first screen asks for the rate, the tokens and the first
+    token's target); drawn only while their section is open (values kept in the session)."""
     kept = {"bind": None, "persist_state": "session"}
-    for row in (WORKLOAD_KEYS[:3], WORKLOAD_KEYS[3:]):  # row by row, so a phone stacks them in reading order
-        for col, key in zip(st.columns(3), row, strict=True):
-            number_field(key, col, **kept)
-
-
-def _on_api_change() -> None:
-    chosen = st.session_state.get("api")
-    if chosen in serving.api_prices():
-        price = serving.api_prices()[chosen]
-        st.session_state["api_in"], st.session_state["api_out"] = price.input_per_m, price.output_per_m
+    for col, key in zip(st.columns(3), SECTION_KEYS, strict=True):
+        number_field(key, col, **kept)
 
 
 def _on_price_edit() -> None:
     st.session_state["api"] = CUSTOM
 
 
-def price_widgets() -> None:
-    """The API to compare with: a preset (provider, model, date) or the reader's own prices per 1M tokens."""
+def price_widgets(choice: bvb.ApiChoice) -> None:
+    """The API to compare with: the same model as the plan (the default), a preset (provider, model, date) or the
+    reader's own prices per 1M tokens; the price fields show the chosen API's prices."""
     kept = {"bind": None, "persist_state": "session"}
+    if st.session_state.get("api", SAME_MODEL) != CUSTOM:
+        st.session_state["api_in"], st.session_state["api_out"] = choice.price.input_per_m, choice.price.output_per_m
     cols = st.columns(3)
     with cols[0]:
         select_field(
             "API to compare with",
             "api",
-            "A provider's list price (with its date and source), or type your own.",
-            on_change=_on_api_change,
+            "By default the cheapest listed API serving the plan's own model (or, where none does, the API-served "
+            "open model closest in size, said so); or a provider's list price (with its date and source), or your own.",
             **kept,
         )
     number_field("api_in", cols[1], format="%.2f", on_change=_on_price_edit, **kept)
     number_field("api_out", cols[2], format="%.2f", on_change=_on_price_edit, **kept)
 
 
-def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
-    """The workload and the API prices (values kept in the session and the link); a workload the model cannot serve
-    (prompt + answer beyond its maximum context) is named by field and the last valid one kept."""
-    first = next(iter(serving.api_prices()))
-    api = st.session_state.get("api", first)
+def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[serving.Workload, bvb.ApiChoice, float]:
+    """The workload, the API it is compared with and the peak-to-average factor (values kept in the session and the
+    link); a workload the model cannot serve (prompt + answer beyond its maximum context) is named by field and the
+    last valid one kept. `quiet`: only read them (no message, no link, no memory), to see whether they changed."""
+    api = st.session_state.get("api", SAME_MODEL)
     values = {key: typed_value(key) for key in (*WORKLOAD_KEYS, *PRICE_KEYS)}
     keep_in_link(
-        {key: None if value == NUMBERS[key].default else str(value) for key, value in values.items()}
-        | {"api": None if api == first else choices()["api"][1](api)}
+        {}
+        if quiet
+        else {key: None if value == NUMBERS[key].default else str(value) for key, value in values.items()}
+        | {key: str(values[key]) if api == CUSTOM else None for key in PRICE_KEYS}  # a preset's prices are its own
+        | {"api": None if api == SAME_MODEL else choices()["api"][1](api)}
     )
     load = serving.Workload(
         requests_per_minute=float(values["rpm"]),
@@ -122,9 +134,10 @@ def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
         min_tokens_per_s=float(values["speed"]),
         hours_per_month=float(values["hours"]),
     )
-    prices = (float(values["api_in"]), float(values["api_out"]))
     total = load.prompt_tokens + load.output_tokens
-    if config.exceeds_context(total):
+    if config.exceeds_context(total) and quiet:
+        load = memory().last_workload or serving.Workload()
+    elif config.exceeds_context(total):
         st.error(
             f"Mean prompt ({load.prompt_tokens:,}) + mean answer ({load.output_tokens:,}) = {total:,} tokens is longer "
             f"than {config.name}'s maximum context of {config.max_context:,} tokens, so the last valid workload is "
@@ -133,4 +146,23 @@ def workload(config: ModelConfig) -> tuple[serving.Workload, str, float, float]:
         load = memory().last_workload or serving.Workload()
     else:
         memory().last_workload = load
-    return load, api, *prices
+    return load, api_choice(config, model_id, load, api, values), float(values["peak"])
+
+
+def api_choice(
+    config: ModelConfig, model_id: str, load: serving.Workload, api: str, values: dict[str, float]
+) -> bvb.ApiChoice:
+    """The API the plan is compared with: the same model's (build_vs_buy's default), a chosen preset, or the
+    reader's own prices, each with whether it is the same model and the sentence that says so."""
+    default = bvb.default_api(config, model_id, load)
+    if api == SAME_MODEL:
+        return default
+    if api in serving.api_prices():
+        price = serving.api_prices()[api]
+        same = bvb.served_model().get(api) == model_id
+        note = f"{price.provider}'s {price.model} is not the same model as {config.name}: not like for like"
+        return bvb.ApiChoice(price, same, "" if same else note)
+    own = serving.ApiPrice(
+        CUSTOM, "Your", "own API prices", "", float(values["api_in"]), float(values["api_out"]), "typed on the page"
+    )
+    return bvb.ApiChoice(own, False, "your own API prices: the page cannot tell which model they are for")

@@ -19,12 +19,14 @@ from core.plan.model_config import (
     reference_models,
     weight_inventory,
 )
+from core.plan.prices import cost_per_million
 from ui.elements.glossary import link
 from ui.elements.widgets import OnFirstUse
 from ui.kv_cost.arrow_rows import arrow_table
 from ui.kv_cost.numbers import count, gb, money, size
 from ui.kv_cost.own_model import CUSTOM, PRIMER
 from ui.kv_cost.planner import calibration_sources
+from ui.kv_cost.state import own_price
 from ui.kv_cost.tables import table
 
 pa = OnFirstUse("pyarrow")
@@ -68,14 +70,25 @@ def _even_column(gpu: kv.Gpu) -> str:
     return f"cheaper per token than {gpu.name} below ($/h)"
 
 
+OWN_PRICE = "its price ($/h)"
+AT_OWN_PRICE = "$ per 1M output tokens at full batch, for comparison"
+
+
 @lru_cache(maxsize=64)
-def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption], pa.Table]:
-    gpu = dep.gpu
+def _options(
+    config: ModelConfig, dep: kv.Deployment, prices: tuple[tuple[str, float], ...]
+) -> tuple[list[kv.GpuOption], pa.Table]:
+    """Each GPU type sized for the model, at its own price (`prices`: the reader's own, else the typical offer)."""
+    gpu, price_of = dep.gpu, dict(prices)
     options = kv.gpu_options(config, dep)
     rows = arrow_table(
         [
             {
                 "GPU": o.gpu.name,
+                OWN_PRICE: round(price_of[o.gpu.id], 2),
+                AT_OWN_PRICE: round(cost, 4)
+                if (cost := cost_per_million(price_of[o.gpu.id], o.tokens_per_second_per_gpu))
+                else None,
                 _even_column(gpu): round(o.break_even_price, 2) if o.break_even_price else None,
                 "GPUs per copy needed": o.tp,
                 "users per model copy": o.users_per_copy,
@@ -93,13 +106,23 @@ def _options(config: ModelConfig, dep: kv.Deployment) -> tuple[list[kv.GpuOption
 
 def _gpu_options(config: ModelConfig, dep: kv.Deployment) -> None:
     gpu = dep.gpu
-    options, rows = _options(config, dep)
+    prices = tuple((g, own_price(g)) for g in kv.gpus())
+    options, rows = _options(config, dep, prices)
     st.markdown(
         f"**A bigger GPU or more GPUs?** For {config.name} at {dep.context:,} tokens: the smallest number of each GPU "
-        f"that holds the model, and the hourly price under which it beats {gpu.name} at "
+        "that holds the model, each at its own price (yours, or its typical public on-demand price), its cost per "
+        f"1M output tokens at full batch, and the hourly price under which it beats {gpu.name} at "
         f"${dep.price_per_gpu_hour:,.2f}/h on cost per token."
     )
-    table(rows, money_columns=(_even_column(gpu),))
+    table(rows, money_columns=(OWN_PRICE, AT_OWN_PRICE, _even_column(gpu)))
+    price_of = dict(prices)
+    costs = [(cost, o) for o in options if (cost := cost_per_million(price_of[o.gpu.id], o.tokens_per_second_per_gpu))]
+    if costs:
+        cost, best = min(costs, key=lambda item: item[0])
+        st.markdown(
+            f"At each GPU's own price the cheapest per output token at full batch is the **{best.gpu.name}** "
+            f"({best.tp} per copy, ${price_of[best.gpu.id]:,.2f}/h): {money(cost)} per 1M, for comparison."
+        )
     winners = [o for o in options if o.break_even_price and o.gpu.id != gpu.id]
     if winners:
         best = max(winners, key=lambda o: o.break_even_price / dep.price_per_gpu_hour)

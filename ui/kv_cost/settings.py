@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.plan import engines, serving
+from core.plan import build_vs_buy, engines, search, serving
 from core.plan import kv_cache as kv
 from core.plan.engines import profiles
 from core.plan.model_config import (
@@ -50,6 +50,11 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
     "Sources",
     "Latency under load",
 )
+SEARCH = "search"  # GPUs per copy left to the planner's search (the default); a number pins it
+ALLOWED_GPUS = "gpus"  # the GPU types the search may use (default: every preset)
+PIN_TP = "pin_tp"  # GPUs per copy pinned by the reader, or SEARCH
+SAME_MODEL = "same"  # the API default: the cheapest listed API serving the plan's own model
+PLAN_LABEL = "Plan a deployment: what do you know about the traffic?"
 SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
 AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
 
@@ -140,6 +145,9 @@ class Memory:
     typed_notes: dict[str, str] = field(default_factory=dict)  # the refused typed value of each field, named under it
     last_valid: tuple[ModelConfig, kv.Deployment] | None = None  # shown while the scenario cannot be computed
     last_workload: serving.Workload | None = None  # shown while the workload cannot be served
+    own_prices: dict[str, float] = field(default_factory=dict)  # the reader's own $/GPU-hour, by GPU id
+    price_gpu: str | None = None  # the GPU the price field shows (a new GPU puts its own price in the field)
+    context_set: bool = False  # the reader set the context: it no longer follows prompt + answer
 
 
 def memory() -> Memory:
@@ -176,7 +184,8 @@ NUMBERS = {
         1000.0,
         float(DEFAULTS["price_per_gpu_hour"]),
         0.1,
-        "Your cloud or amortised on-premise cost of one GPU for one hour.",
+        "What one of the chosen GPU costs for one hour: the typical public on-demand price of this GPU "
+        "(assets/gpu_prices.json) until you type your own, which is kept for this GPU and in the link.",
     ),
     "util": NumberSpec(
         "Memory the engine may use",
@@ -224,6 +233,15 @@ NUMBERS = {
     "speed": NumberSpec(
         "At least tokens/s per user", 0.1, 10_000.0, 20.0, 5.0, "Latency target: reading speed of the answer."
     ),
+    "peak": NumberSpec(
+        "Peak-to-average traffic",
+        1.0,
+        1000.0,
+        build_vs_buy.default_peak_to_average(),
+        0.5,
+        f"The busiest hour's rate over the month's average (default {build_vs_buy.default_peak_to_average():g}): "
+        "the fleet is sized for the peak; an API bills the average. " + build_vs_buy.peak_to_average_reason(),
+    ),
     "hours": NumberSpec(
         "Hours served per month",
         1.0,
@@ -251,7 +269,7 @@ ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
     "mfu": NUMBERS["mfu"].default,
     "overhead": NUMBERS["overhead"].default,
 }
-WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours")
+WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours", "peak")
 PRICE_KEYS = ("api_in", "api_out")
 
 
@@ -276,9 +294,12 @@ def tp_label(tp: object) -> str:
 
 
 def api_label(price_id: str) -> str:
-    """An API price preset as 'DeepSeek deepseek-chat (DeepSeek-V3), 2025-02', or 'Your own prices'."""
+    """An API price preset as 'DeepSeek deepseek-chat (DeepSeek-V3), 2025-02', 'Your own prices', or the default:
+    the same model as the plan."""
     if price_id == CUSTOM:
         return "Your own prices"
+    if price_id == SAME_MODEL:
+        return "Same model as the plan (cheapest listed)"
     price = serving.api_prices()[price_id]
     return f"{price.provider} {price.model}, {price.date}"
 
@@ -286,6 +307,11 @@ def api_label(price_id: str) -> str:
 def engine_label(engine_id: str) -> str:
     """An engine profile's name ('TensorRT-LLM' for 'trtllm')."""
     return engines.profiles()[engine_id].name
+
+
+def pin_label(tp: object) -> str:
+    """'Found by the search' or the pinned GPU count."""
+    return "Found by the search" if tp == SEARCH else str(tp)
 
 
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
@@ -298,7 +324,9 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "gpu": (list(kv.gpus()), gpu_name),
         "tp": ([AUTO, *kv.TP_OPTIONS], tp_label),
         "engine": (list(engines.profiles()), engine_label),
-        "api": ([*serving.api_prices(), CUSTOM], api_label),
+        "api": ([SAME_MODEL, *serving.api_prices(), CUSTOM], api_label),
+        ALLOWED_GPUS: (list(kv.gpus()), gpu_name),
+        PIN_TP: ([SEARCH, *search.TP_CHOICES], pin_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
         SECTION: (list(SECTIONS), str),

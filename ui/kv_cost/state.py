@@ -24,9 +24,10 @@ from core.plan.model_config import (
     parse_config_text,
     presets,
 )
+from core.plan.prices import gpu_prices
 from ui.elements import link_reader as lr
 from ui.elements.safe_text import plain
-from ui.kv_cost.link import field_link_form
+from ui.kv_cost.link import field_link_form, prices_link_form
 from ui.kv_cost.own_model import (
     CUSTOM,
     CUSTOM_NAME,
@@ -46,6 +47,7 @@ from ui.kv_cost.settings import (
     ENGINE_LABEL,
     ENGINE_OPEN,
     FIELD_LABELS,
+    MAX_COMPARE,
     NUMBERS,
     OWN_MODEL_LABEL,
     OWN_MODEL_OPEN,
@@ -71,6 +73,17 @@ def copy_into_fields(config: ModelConfig) -> None:
         st.session_state[key] = getattr(config, name)
 
 
+# Help texts from the engine's own tables: bytes per stored number by type, and the weight widths it offers.
+STORED_BYTES = ", ".join(
+    f"{name.upper()} = {'½' if size == 0.5 else f'{size:g}'}" for name, size in kv.DTYPE_BYTES.items()
+)
+WEIGHT_BITS_HELP = (
+    f"{kv.WEIGHT_BITS[0]}-bit = original; "
+    + "- or ".join(f"{bits}" for bits in kv.WEIGHT_BITS[1:])
+    + "-bit = quantised weights."
+)
+
+
 def on_model_change() -> None:
     chosen = st.session_state["model"]
     if chosen != CUSTOM:
@@ -84,12 +97,65 @@ def on_field_change() -> None:
     st.session_state["model"] = CUSTOM
 
 
+PRIMER_DTYPE = "fp16"  # the primer's §4 example stores its cache in 16-bit
+
+
+def primer_example() -> str:
+    """The primer's §4 example in words, from its preset and the context field's default: 'Primer's modern 7B, 32K
+    tokens, FP16'."""
+    context = NUMBERS["context"].default
+    size = f"{context // 1024:,}K" if context % 1024 == 0 else f"{context:,}"
+    return f"{presets()[PRIMER].name.split(' (')[0]}, {size} tokens, {PRIMER_DTYPE.upper()}"
+
+
 def load_primer_example() -> None:
-    """The primer's example: its 7B, 32K tokens, FP16."""
+    """The primer's example: its 7B, its context (the context field's default), FP16."""
     st.session_state["model"] = PRIMER
-    st.session_state["context"] = 32768
-    st.session_state["kv_dtype"] = "fp16"
+    st.session_state["context"] = NUMBERS["context"].default
+    st.session_state["kv_dtype"] = PRIMER_DTYPE
     copy_into_fields(presets()[PRIMER])
+    memory().context_set = False
+
+
+def on_context_set() -> None:
+    """The reader set the context per user: it no longer follows the workload's prompt + answer."""
+    memory().context_set = True
+
+
+def follow_workload(prompt: int, answer: int) -> None:
+    """Context on the memory charts follows prompt + answer (the workload's request) unless the reader set it; called
+    when the prompt or the answer changes."""
+    if not memory().context_set:
+        st.session_state["context"] = int(prompt) + int(answer)
+
+
+def own_price(gpu_id: str) -> float:
+    """The $/GPU-hour a GPU is billed at: the reader's own for it, else its typical public price."""
+    return memory().own_prices.get(gpu_id) or gpu_prices()[gpu_id].typical
+
+
+def _on_price_typed() -> None:
+    """A valid typed price is the reader's own for the GPU shown."""
+    memory().own_prices[st.session_state["gpu"]] = float(st.session_state["price"])
+
+
+def _price_follows_gpu() -> None:
+    """Put the chosen GPU's price in the price field when the GPU changes (its own, or its typical public price)."""
+    page, gpu = memory(), st.session_state["gpu"]
+    if page.price_gpu != gpu:
+        st.session_state["price"] = page.typed_ok["price"] = own_price(gpu)
+        page.price_gpu = gpu
+
+
+def price_source(gpu_id: str) -> str:
+    """Where the price shown comes from, in words: the reader's own, or the public offers' range and providers."""
+    offers = gpu_prices()[gpu_id]
+    listed = "; ".join(f"{o.provider} ${o.price_per_gpu_hour:,.2f} ({o.date}, {o.source})" for o in offers.offers)
+    whose = "your own price" if gpu_id in memory().own_prices else f"the typical public price ${offers.typical:,.2f}"
+    return (
+        f"{kv.gpus()[gpu_id].name}: {whose}; public on-demand offers ${offers.low:,.2f}–${offers.high:,.2f} per "
+        f"GPU-hour ({listed})."
+    )
 
 
 def _apply_report(report: ParseReport, source: str) -> None:
@@ -193,29 +259,48 @@ def number_field(key: str, container: object = st, **extra: object) -> float | i
     return value
 
 
+def model_widget() -> None:
+    """The model selector: the first question of the workload's plan, read by every section below it."""
+    select_field(
+        "Model",
+        "model",
+        "A published model, or 'Custom' for your own: upload its config.json or edit its sizes in 'Your own model' "
+        "below.",
+        on_change=on_model_change,
+    )
+
+
 def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
     """The scenario's selectors in three columns and the engine settings; returns their values by key and the middle
     column, which the page's fragment fills with the sizes (`size_widgets`)."""
     top = st.columns(3)
     with top[0]:
         select_field(
-            "Model",
-            "model",
-            "A published model, or 'Custom' for your own: upload its config.json or edit its sizes in 'Your own model' "
-            "below.",
-            on_change=on_model_change,
-        )
-        select_field(
             "KV cache number type",
             "kv_dtype",
-            kv_help + "\n\nBytes per stored number: FP32 = 4, FP16/BF16 = 2, FP8/INT8 = 1, INT4 = ½.",
+            f"{kv_help}\n\nBytes per stored number: {STORED_BYTES}.",
             index=1,
         )
-        select_field("Weights stored at", "w_bits", "16-bit = original; 8- or 4-bit = quantised weights.")
+        select_field("Weights stored at", "w_bits", WEIGHT_BITS_HELP)
     with top[2]:
         gpu_ids = list(kv.gpus())
         select_field("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
-        price = number_field("price", format="%.2f")
+        _price_follows_gpu()
+        price = number_field(
+            "price",
+            format="%.2f",
+            bind=None,
+            persist_state="session",
+            on_change=_on_price_typed,
+        )
+        gpu = st.session_state["gpu"]
+        offers = gpu_prices()[gpu]
+        whose = "your own price" if gpu in memory().own_prices else "typical public on-demand price"
+        st.caption(
+            f"{whose}; listed offers ${offers.low:,.2f}–${offers.high:,.2f} ({len(offers.offers)} offers)",
+            help=price_source(gpu),
+        )
+        keep_in_link({"price": prices_link_form(memory().own_prices)})
     engine = st.expander(ENGINE_LABEL, key=ENGINE_OPEN, on_change="rerun")
     if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
         kept = {"bind": None, "persist_state": "session"}
@@ -269,7 +354,9 @@ def _link_form(key: str, value: object) -> str:
 def size_widgets(column: DeltaGenerator) -> dict:
     """Context and concurrent users in their column; returns their values by key. Drawn by the page's
     fragment, so a change reruns only what the sizes feed, not the selectors and expanders around them."""
-    return {key: number_field(key, column) for key in SIZES}
+    return {
+        key: number_field(key, column, **({"on_change": on_context_set} if key == "context" else {})) for key in SIZES
+    }
 
 
 def own_model(model: str) -> dict:
@@ -388,7 +475,7 @@ def _report_box() -> None:
 def compare_widget() -> tuple[ModelConfig, ...]:
     """Up to four presets to compare with the current model; returns their configs."""
     select_field(
-        "Models to compare (up to 4, beside the current one)",
+        f"Models to compare (up to {MAX_COMPARE}, beside the current one)",
         "compare",
         "Shown as extra lines in the charts and rows in the table.",
         default=COMPARE_DEFAULT,

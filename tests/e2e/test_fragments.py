@@ -66,7 +66,7 @@ def test_a_head_switch_resends_only_the_bench_and_rewrites_the_lead_in_place(war
 def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_redraw(warm, watch, query, note):
     watch.open(warm.url(f"{COST.url_path}?{query}&kv_section=Workload+and+bill"), COST.landmark)
     workload = ".primer-chart[data-chart=kv-workload].js-plotly-plot"
-    below = f"{workload}, [data-testid='stMain'] [data-testid='stHtml']:has(.static-table)"
+    below = f"{workload}, [data-testid='stMain'] [data-testid='stHtml']:has(.static-table[aria-label='Side by side'])"
     watch.page.locator(workload).wait_for(timeout=30_000)
     shown_note = watch.page.get_by_text(note, exact=False)
     assert shown_note.count() == 0

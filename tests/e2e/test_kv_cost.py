@@ -340,7 +340,8 @@ def test_the_tables_csv_download_saves_its_rows_by_click_and_by_keyboard(warm, w
     focused button, saves kv-comparison.csv with the table's models in order."""
     watch.open(warm.url(SPEC.url_path), SPEC.landmark)
     button = watch.page.get_by_role("button", name="Download comparison (CSV)")
-    shown = watch.page.locator(".static-table tbody th").all_inner_texts()
+    table = watch.page.get_by_role("region", name="Side by side")  # the comparison, not the search's table
+    shown = table.locator("tbody th").all_inner_texts()
     for press in (button.click, lambda: (button.focus(), watch.page.keyboard.press("Enter"))):
         with watch.page.expect_download(timeout=30_000) as waiting:
             press()

@@ -11,8 +11,8 @@ KV = next(spec for spec in PAGES if spec.url_path == "kv_cost")
 
 
 def heading(watch: object) -> str:
-    """The scenario's heading under the answer: 'Llama-3.1-70B on H100 SXM, 32,768 tokens per user, …'."""
-    return watch.page.get_by_role("heading", level=3).first.inner_text()
+    """The memory calculator's scenario heading, under the plan ('Llama-3.1-70B on H100 SXM, 32,768 tokens per …')."""
+    return watch.page.get_by_role("heading", level=3).filter(has_text="tokens per user").first.inner_text()
 
 
 def test_case5_the_overviews_link_opens_its_scenario_after_a_visit(server, watch):

@@ -20,10 +20,11 @@ FOCUSABLE = r"""
   + '[role="tab"], [role="radio"], [role="switch"], [role="slider"], [tabindex])')]
   .filter(e => e.tabIndex >= 0 && !e.disabled && !e.closest('[aria-hidden="true"]')
     && !e.closest('.modebar') && e.getClientRects().length > 0)
-  .map(e => e.outerHTML.replace(/react-aria[\w-]*:r\w+:/g, "").slice(0, 120))
+  .map(e => e.outerHTML.replace(/ aria-describedby="[^"]*"/g, "").slice(0, 120))
 """
-# An element's identity for the walk: its start tag without the ids React renumbers when it draws an element again.
-ACTIVE = '() => document.activeElement.outerHTML.replace(/react-aria[\\w-]*:r\\w+:/g, "").slice(0, 120)'
+# An element's identity for the walk: its start tag without aria-describedby, whose ids React renumbers (and joins)
+# when it draws an element again.
+ACTIVE = '() => document.activeElement.outerHTML.replace(/ aria-describedby="[^"]*"/g, "").slice(0, 120)'
 
 
 def _tab(page: object, name: str) -> None:

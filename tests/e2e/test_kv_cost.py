@@ -192,7 +192,9 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
 
     # The page asks for the workload first and answers with the searched plan; the planner also opens the workload
     # section. Out-of-range values are refused by name under the field; the bill stays.
-    assert watch.page.get_by_label("Peak requests per minute", exact=True).count() == 1
+    asked = watch.page.get_by_label("Peak requests per minute", exact=True)
+    asked.first.wait_for(timeout=30_000)
+    assert asked.count() == 1
     section(watch, "Workload and bill")
     watch.page.wait_for_function("() => window.location.search.includes('kv_section=Workload')", timeout=30_000)
     rpm = watch.page.get_by_label("Peak requests per minute", exact=True)

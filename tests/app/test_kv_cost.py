@@ -227,20 +227,24 @@ def test_each_view_draws_its_chart_and_explains_it(view, title):
 def test_gpu_memory_labels_sit_clear_of_the_model_lines_and_of_each_other(at, gpu):
     spec = figures(at.selectbox(key="gpu").set_value(gpu).run())[0]
     models = [trace for trace in spec["data"] if trace.get("showlegend") is not False]
-    sizes = sorted((values(t["y"])[0], t) for t in spec["data"] if t.get("mode") == "lines+text")
-    assert kv.gpus()[gpu].memory_gb in [size for size, _ in sizes]
-    assert all(t["text"][1] == "" for _, t in sizes)  # written at the short-context end ...
-    assert max(values(m["y"])[0] for m in models) < sizes[0][0]  # ... where every model's line is below them all
-    edges = [0.0, *(np.log10(size) for size, _ in sizes), np.inf]  # the gaps between dotted lines, in decades
+    dotted = sorted(values(t["y"])[0] for t in spec["data"] if t.get("line", {}).get("dash") == "dot")
+    labels = sorted((10 ** a["y"], a) for a in spec["layout"]["annotations"] if "bgcolor" in a)
+    assert kv.gpus()[gpu].memory_gb in dotted
+    assert [size for size, _ in labels] == pytest.approx(dotted)  # one label on each GPU's dotted line
+    x_min = np.log10(min(values(models[0]["x"])))
+    assert all(a["x"] == pytest.approx(x_min) and a["xanchor"] == "left" for _, a in labels)  # at the short end ...
+    assert max(values(m["y"])[0] for m in models) < labels[0][0]  # ... where every model's line is below them all
+    assert all(a["bgcolor"].startswith("rgba(255,255,255") for _, a in labels)  # legible where the marker crosses
+    edges = [0.0, *(np.log10(size) for size, _ in labels), np.inf]  # the gaps between dotted lines, in decades
     taken: dict[int, int] = {}  # gap -> labels in it: above its line (the gap over it) or below it (the gap under)
-    for index, (size, trace) in enumerate(sizes):
-        above = trace["textposition"] == "top right"
+    for index, (size, label) in enumerate(labels):
+        above = label["yanchor"] == "bottom"
         if not above:
-            assert np.log10(sizes[index + 1][0] / size) < 0.35  # below only when the next size is close above
+            assert np.log10(labels[index + 1][0] / size) < 0.35  # below only when the next size is close above
         gap = index + 1 if above else index
         taken[gap] = taken.get(gap, 0) + 1
     for gap, count in taken.items():  # two labels share a gap only at its two ends, and only if both fit
-        assert count == 1 or edges[gap + 1] - edges[gap] >= 0.5, [(s, t["textposition"]) for s, t in sizes]
+        assert count == 1 or edges[gap + 1] - edges[gap] >= 0.5, [(s, a["yanchor"]) for s, a in labels]
 
 
 def test_kv_chart_has_one_line_per_model_and_the_engine_values(at):

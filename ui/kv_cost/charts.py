@@ -101,28 +101,42 @@ def kv_context_figure(
     """One user's KV cache against context length, one line per model, GPU memory sizes as dotted lines."""
     data = _lines(names, contexts, kv_gb, "GB")
     sizes = sorted(capacities.items(), key=lambda item: item[1])
+    labels = []
     for index, (label, value) in enumerate(sizes):
-        # Labels at the short-context end, where every model's cache is still small, so no model line runs through
-        # them; a size close below the next one is labelled under its line, so the two labels face apart.
-        close = index + 1 < len(sizes) and np.log10(sizes[index + 1][1] / value) < CLOSE_DECADES
         data.append(
             {
                 "type": "scatter",
                 "x": [contexts[0], contexts[-1]],
                 "y": [value, value],
-                "mode": "lines+text",
-                "text": [label, ""],
-                "textposition": "bottom right" if close else "top right",
+                "mode": "lines",
+                "name": label,
                 "showlegend": False,
-                "textfont": {"size": 11, "color": "#5d6d7e"},
                 "line": {"color": "#7f8c8d", "dash": "dot", "width": 1},
                 "hoverinfo": "skip",
+            }
+        )
+        # Labels at the short-context end, where every model's cache is still small, so no model line runs through
+        # them; a size close below the next one is labelled under its line, so the two labels face apart. An opaque
+        # box keeps a label legible where the context marker crosses it (contexts near 1K on a phone).
+        close = index + 1 < len(sizes) and np.log10(sizes[index + 1][1] / value) < CLOSE_DECADES
+        labels.append(
+            {
+                "x": float(np.log10(contexts[0])),  # annotations take log10 on a log axis
+                "y": float(np.log10(value)),
+                "text": label,
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top" if close else "bottom",
+                "font": {"size": 11, "color": "#4a5866"},
+                "bgcolor": "rgba(255,255,255,0.92)",
+                "borderpad": 1,
             }
         )
     every = np.concatenate([np.ravel(kv_gb), list(capacities.values())])
     extra = _log_axes("KV cache of one user (GB, log scale)", contexts, every) | _marker(
         context, f"T = {context:,}", log_x=True
     )
+    extra["annotations"] = [*labels, *extra["annotations"]]
     return go.Figure(data=data, layout=_layout("KV cache of one user vs context length", **extra))
 
 

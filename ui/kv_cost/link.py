@@ -37,6 +37,7 @@ from ui.kv_cost.settings import (
     DEFAULTS,
     ENGINE_DEFAULTS,
     LINK_NOTES,
+    LOAD_AS,
     MAX_COMPARE,
     MEMORY,
     NUMBERS,
@@ -226,6 +227,8 @@ def read_link(page: Path, opened: bool = False) -> None:
     for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their sections: kept in the session like the engine's
         if key in link:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
+    if LOAD_AS in link:
+        st.session_state[LOAD_AS] = match_choice(link[LOAD_AS][-1], *choices()[LOAD_AS])
     if "api" in link:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     elif any(key in link for key in PRICE_KEYS):  # prices without a preset: the reader's own

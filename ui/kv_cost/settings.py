@@ -52,6 +52,8 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
 )
 SEARCH = "search"  # GPUs per copy left to the planner's search (the default); a number pins it
 ALLOWED_GPUS = "gpus"  # the GPU types the search may use (default: every preset)
+LOAD_AS = "load_as"  # the peak load given as requests a minute (the default) or as users waiting at once
+LOAD_LABELS = {"rpm": "Requests a minute", "in_flight": "Users waiting at once"}
 PIN_TP = "pin_tp"  # GPUs per copy pinned by the reader, or SEARCH
 SAME_MODEL = "same"  # the API default: the cheapest listed API serving the plan's own model
 PLAN_LABEL = "Plan a deployment: what do you know about the traffic?"
@@ -223,6 +225,15 @@ NUMBERS = {
     "rpm": NumberSpec(
         "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
     ),
+    "in_flight": NumberSpec(
+        "Peak users waiting at once",
+        1,
+        10_000_000,
+        100,
+        10,
+        "People waiting on an answer at the same moment at the busiest hour (requests in flight), not the headcount: "
+        "at the latency target's pace they send this many requests each time a request's seconds go by.",
+    ),
     "prompt": NumberSpec(
         "Mean prompt (input tokens)", 1, 1_000_000, 1000, 100, "Tokens sent per request: question, context, history."
     ),
@@ -269,7 +280,7 @@ ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
     "mfu": NUMBERS["mfu"].default,
     "overhead": NUMBERS["overhead"].default,
 }
-WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours", "peak")
+WORKLOAD_KEYS = ("rpm", "in_flight", "prompt", "answer", "ttft", "speed", "hours", "peak")
 PRICE_KEYS = ("api_in", "api_out")
 
 
@@ -327,6 +338,7 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "api": ([SAME_MODEL, *serving.api_prices(), CUSTOM], api_label),
         ALLOWED_GPUS: (list(kv.gpus()), gpu_name),
         PIN_TP: ([SEARCH, *search.TP_CHOICES], pin_label),
+        LOAD_AS: (list(LOAD_LABELS), LOAD_LABELS.__getitem__),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
         SECTION: (list(SECTIONS), str),

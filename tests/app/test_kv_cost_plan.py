@@ -282,3 +282,14 @@ def test_the_peak_given_as_users_waiting_at_once_becomes_little_s_law_rate_in_th
     assert "999 requests a minute at peak" in next(
         m.value for m in at.markdown if "requests a minute at peak" in m.value
     )
+
+
+def test_a_range_whose_two_ends_are_the_same_bill_says_so_once():
+    from types import SimpleNamespace
+
+    from ui.kv_cost.plan_view import cost_range
+
+    said = cost_range(SimpleNamespace(cost_range=(1080.0, 1080.2)))
+    assert said.endswith("still $1,080 a month (the same number of copies either way)")
+    assert "–" not in said.split(":")[-1]
+    assert cost_range(SimpleNamespace(cost_range=(1080.0, 2160.0))).endswith("$1,080–$2,160 a month")

@@ -175,6 +175,8 @@ def whose(result: search.SearchResult) -> str:
 def cost_range(plan: search.Candidate) -> str:
     """The monthly cost's range in plain words."""
     low, high = plan.cost_range
+    if round(low) == round(high):  # whole copies absorb the middle half of the errors
+        return f"{RANGE_WORDS}: still {dollars(low)} a month (the same number of copies either way)"
     return f"{RANGE_WORDS}: {dollars(low)}–{dollars(high)} a month"
 
 

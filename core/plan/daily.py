@@ -191,9 +191,10 @@ def _sentence(d: dict, capacity: Capacity, peak_rpm: float, fleet: Fleet) -> str
     copies = d["copies"]
     if fleet.autoscale:
         top = "no maximum" if fleet.max_copies is None else f"at most {fleet.max_copies:,}"
+        lo, hi = int(copies.min()), int(copies.max())
+        runs = f"{lo:,}–{hi:,} copies through the day" if lo != hi else f"{hi:,} cop{'y' if hi == 1 else 'ies'} all day"
         head = (
-            f"Autoscaling ({fleet.min_copies:,} to {top}) runs {int(copies.min()):,}–{int(copies.max()):,} copies "
-            f"through the day, {d['copy_hours']:,.1f} copy-hours with warm-ups"
+            f"Autoscaling ({fleet.min_copies:,} to {top}) runs {runs}, {d['copy_hours']:,.1f} copy-hours with warm-ups"
         )
     else:
         n = int(copies[0])

@@ -174,7 +174,7 @@ def test_every_dollar_per_million_figure_is_the_plans_answer_or_named_otherwise(
     plan = search.search(presets()["llama-3.1-70b"], TASK_LOAD).plan
     answer = {OUTPUT: money(plan.cost_per_m_output), INPUT: money(plan.cost_per_m_input)}
     figures: list[tuple[str, str | None]] = []
-    for section in (None, "Workload and bill", "Build vs buy", "Budget"):
+    for section in (None, "Workload and bill", "Build vs buy", "Memory levers"):
         at.session_state[SECTION] = section
         at.run()
         figures += [(c["metric-label"], c["metric-value"]) for c in metric_cards(at)]
@@ -246,7 +246,7 @@ def test_a_link_with_a_workload_sets_the_charts_context_to_its_request_unless_it
 
 
 def test_the_budget_table_bills_each_gpu_at_its_own_price():
-    at = open_page(kv_section="Budget")
+    at = open_page(kv_section="Memory levers")
     at.selectbox(key="gpu").set_value("l40s").run()
     at.number_input(key="price").set_value(0.5).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()

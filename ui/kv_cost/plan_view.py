@@ -125,24 +125,29 @@ def efficiency(choice: dict) -> sv.Efficiency:
     )
 
 
-def run_search(config: ModelConfig, choice: dict, load: sv.Workload) -> search.SearchResult | str:
-    """The cheapest plan that meets the target, or why the workload cannot be planned (one sentence)."""
+def search_args(choice: dict) -> tuple[tuple[str, object], ...]:
+    """The search's arguments besides the model and workload, as hashable pairs: the allowed GPUs, the pinned GPUs per
+    copy, the reader's own prices, the number types and memory budget, and the time model's settings."""
     settings = search.Settings(
         kv_dtype=choice["kv_dtype"],
         weight_bits=int(choice["w_bits"]),
         utilisation=float(choice["util"]),
         block=int(choice["block"]),
     )
+    return (
+        ("gpus", allowed_gpus()),
+        ("tp", pinned_tp()),
+        ("prices", tuple(sorted(memory().own_prices.items()))),
+        ("settings", settings),
+        ("eff", efficiency(choice)),
+    )
+
+
+def run_search(config: ModelConfig, choice: dict, load: sv.Workload) -> search.SearchResult | str:
+    """The cheapest plan that meets the target, or why the workload cannot be planned (one sentence)."""
+    args = dict(search_args(choice))
     try:
-        return search.search(
-            config,
-            load,
-            gpus=allowed_gpus(),
-            tp=pinned_tp(),
-            prices=dict(memory().own_prices),
-            settings=settings,
-            eff=efficiency(choice),
-        )
+        return search.search(config, load, **(args | {"prices": dict(args["prices"])}))
     except ValueError as problem:
         return str(problem)
 

@@ -154,6 +154,7 @@ def with_copies(
         cost_per_request=monthly / requests if requests else math.inf,
         load_ttft_p95_s=point.ttft_p95 if point else math.nan,
         load_itl_p95_s=point.itl_p95 if point else math.nan,
+        load_model="simulated" if point else "",
     )
 
 

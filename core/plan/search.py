@@ -1,6 +1,8 @@
-"""The planner's search: for every allowed GPU type and every valid GPUs-per-copy (1, 2, 4, 8), the batch the time
-model and the latency target allow and the copies the peak rate needs (core.plan.serving.size_workload); the cheapest
-plan that meets the target wins, the rest are its runners-up, and one computed sentence says why it won.
+"""The planner's search: for every allowed GPU type and every valid GPUs-per-copy (1, 2, 4, 8), the copies the peak
+rate needs so that the p95 first token and inter-token latency under load meet the target (core.plan.queueing: each
+copy carries at most the largest rate whose analytic p95s meet it; the batch and the bill's split from
+core.plan.serving.size_workload); the cheapest plan that meets the target wins, the rest are its runners-up, and one
+computed sentence says why it won.
 
 Money: each GPU is billed at its own price (core.plan.prices: the reader's own, else the typical public offer), so
 a plan is sized once at $1 per GPU-hour and its bill scaled by the price; a new price never re-runs the time model.
@@ -21,7 +23,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from core.plan import calibration, engines
+from core.plan import calibration, engines, queueing
 from core.plan import kv_memory as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
@@ -39,7 +41,7 @@ class Settings:
     weight_bits: int = 16
     utilisation: float = 0.9
     block: int = 16
-    engine: str = "vllm"  # whose memory rule, batch cap, token budget and admission the simulated sizing uses
+    engine: str = "vllm"  # whose memory rule, batch cap, token budget and admission the sizing under load uses
 
 
 @cache
@@ -168,15 +170,20 @@ def _size(
         block=s.block,
         price_per_gpu_hour=1.0,
     )
-    # The static decode step, not the simulated p95 (core.plan.load_sizing): a search sizes 28 configurations on a
-    # page rerun, and the simulation of each takes too long for that; the latency section checks the chosen plan.
-    sizing, reason = sv.size_workload(config, engines.with_engine(dep, s.engine), eff, load)
+    # Sized by the p95s under load at the peak rate (core.plan.queueing, the analytic shortcut checked against the
+    # simulator): simulating 28 configurations takes seconds, too long for a page rerun.
+    dep = engines.with_engine(dep, s.engine)
+    sizing, reason = queueing.size_under_load(config, dep, eff, load)
     if sizing is not None:
         return sizing, None
-    if "fits the memory" in (reason or ""):
+    if (reason or "").startswith("not one request"):
         return None, Rejected(gpu, tp, "memory", reason or "")
-    speed, _ = _single_user(config, gpu, tp, load, s, eff)
-    limit = "tokens/s" if speed < load.min_tokens_per_s else "first token"
+    if sv.size_workload(config, dep, eff, load)[0] is None:  # the decode step alone already misses the target
+        speed, _ = _single_user(config, gpu, tp, load, s, eff)
+        limit = "tokens/s" if speed < load.min_tokens_per_s else "first token"
+    else:
+        lone = queueing.at_rate(config, dep, eff, load, 0.0)
+        limit = "tokens/s" if lone.itl_p95 > 1.0 / load.min_tokens_per_s else "first token"
     return None, Rejected(gpu, tp, limit, reason or "")
 
 

@@ -291,6 +291,27 @@ class StepModel:
         )
         return weights_s + kv_s + self._comm_fixed + self._comm_token * tokens + self._fixed
 
+    def pair(self, n_decode: float, decode_held: float, n_prefill: float, pairs: float) -> tuple[float, float]:
+        """Seconds of a decode step of `n_decode` tokens, and of the same step with a whole prompt of `n_prefill`
+        tokens and `pairs` causal pairs beside it (the analytic queue asks for both at once, many times)."""
+        bandwidth, peak = self._bandwidth, self._peak
+        fixed = self._comm_fixed + self._fixed
+        out = []
+        for tokens, held, attended in (
+            (n_decode, decode_held, decode_held),
+            (n_decode + n_prefill, decode_held, decode_held + pairs),
+        ):
+            if tokens <= 0:
+                out.append(0.0)
+                continue
+            read = self._always
+            if self._n_experts:
+                read += self._expert * self._n_experts * (1.0 - self._keep**tokens)
+            weights_s = max(read / bandwidth, self._matmul * tokens / peak)
+            kv_s = max(held * self._kv / bandwidth, self._attention * attended / peak)
+            out.append(weights_s + kv_s + fixed + self._comm_token * tokens)
+        return out[0], out[1]
+
     def seconds_many(self, n_decode: int, decode_held: np.ndarray) -> np.ndarray:
         """Seconds of a run of pure decode steps of `n_decode` tokens each, one per entry of `decode_held`."""
         read = self._always
@@ -363,6 +384,7 @@ class Sizing:
     monthly_requests: float
     load_ttft_p95_s: float = math.nan  # simulated p95s at the peak rate per copy (core.plan.load_sizing), if checked
     load_itl_p95_s: float = math.nan
+    load_model: str = ""  # what sized the copies under load: "simulated", "analytic", or "" (the decode step alone)
 
 
 LIMITS = {

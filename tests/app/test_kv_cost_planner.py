@@ -73,7 +73,8 @@ def test_workload_plan_matches_the_engine(work):
     assert shown["$ per 1M input tokens"] == f"${plan.cost_per_m_input:,.2f}"
     assert shown["$ per 1M output tokens"] == f"${plan.cost_per_m_output:,.2f}"
     text = explained(at)
-    assert f"the plan runs {sizing.batch} users per copy" in text and "best case for this load" in text
+    assert f"the plan runs {sizing.batch} users per copy" in text and "what the queue at the peak needs" in text
+    assert f"the p95 gap between tokens {1000 * sizing.load_itl_p95_s:,.1f} ms" in text  # sized under load
     assert f"{sizing.prefill_share:.0%} reading prompts (prefill, input tokens)" in text
     assert f"the cheapest of {len(found.candidates)} configurations that meet the target" in text
 

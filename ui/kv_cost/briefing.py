@@ -57,8 +57,9 @@ def plan_sections(
                 f"${choice.price.output_per_m:,.2f} out per 1M tokens ({choice.price.date}) {choice.price.source}",
                 f"Peak-to-average {peak:g} (default {bvb.default_peak_to_average():g}): "
                 + bvb.peak_to_average_reason(),
-                "Costs are the best case for the load: full batches, no queueing, no spare copies; the speed is the "
-                "time model's, calibrated on published measurements, hence the range.",
+                "Copies are sized so that the p95 first token and gap between tokens meet the target under the "
+                "peak's share of the traffic (an analytic queueing model checked against the traffic simulator); the "
+                "speed is the time model's, calibrated on published measurements, hence the range.",
             ],
         ),
     ]

@@ -52,7 +52,9 @@ def section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> None:
         f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} under {engine.name}'s rules, simulated request by "
         "request as traffic grows. Latency stays flat while the copy keeps up, then turns up sharply once requests "
         "queue: the planner sizes the copies so that the 95th percentile (the slowest one request in twenty) stays "
-        f"within your target. The workload ({load.requests_per_minute:,g} requests a minute at the peak, "
+        "within your target, with an analytic queueing model checked against this simulation (on the checked "
+        "workloads it buys the simulated count of copies or one more); the count below is the simulation's own. "
+        f"The workload ({load.requests_per_minute:,g} requests a minute at the peak, "
         f"{load.prompt_tokens:,}-token prompts, {load.output_tokens:,}-token answers, a first token within "
         f"{load.ttft_s:,g} s and at least {load.min_tokens_per_s:,g} tokens/s per user) is set in *Workload and bill*."
     )

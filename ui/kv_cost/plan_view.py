@@ -194,8 +194,9 @@ def answer_cards(result: search.SearchResult) -> list[Card]:
             f"{plan.tp} × {plan.gpu.name}",
             f"per copy; {plural(plan.copies, 'copy', 'copies')} = {plural(plan.gpus, 'GPU')}; {whose(result)}",
             "GPUs working as one model copy, and the copies the peak rate needs, found by trying every allowed GPU "
-            f"type with {TP_WORDS.replace(' or ', ' and ')} GPUs per copy at the batch the time model and the latency "
-            "target allow.",
+            f"type with {TP_WORDS.replace(' or ', ' and ')} GPUs per copy, each with as many copies as keep the p95 "
+            "first token and gap between tokens within the target under the peak's share of the traffic (an analytic "
+            "queueing model checked against the traffic simulator).",
         ),
         Card(
             MONTHLY,

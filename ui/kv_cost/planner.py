@@ -1,9 +1,10 @@
 """The KV-cost page's planner: a workload's GPUs and monthly bill, build vs buy against an API, and how close the time
 model comes to published measurements. Also the page's readable log axes ($20, $50, 1K, 10K).
 
-Numbers come from core.plan.serving and core.plan.calibration; this module words and draws them. Costs are the best
-case for the load (full batches, no queueing, no idle copies); the speed behind them is an estimate calibrated on
-published measurements, not a bound.
+Numbers come from core.plan.serving, core.plan.queueing and core.plan.calibration; this module words and draws them.
+Copies are sized by the p95 first token and gap between tokens under the peak's share of the traffic (an analytic
+queueing model checked against the traffic simulator); the speed behind them is an estimate calibrated on published
+measurements, not a bound.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import streamlit as st
 from core.plan import build_vs_buy as bvb
 from core.plan import calibration as cal
 from core.plan import kv_cache as kv
+from core.plan import queueing
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
 from core.plan.search import Candidate
@@ -54,8 +56,9 @@ def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload,
     m[1].metric(
         MONTHLY,
         dollars(plan.monthly_cost),
-        help="GPUs × hours × price, with every copy running full batches at the calibrated speed and no spare copies; "
-        "queueing, failover, engineers and storage come on top.",
+        help="GPUs × hours × price, with as many copies as keep the p95 first token and gap between tokens within "
+        "the target at the peak rate (queueing included, from an analytic model checked against the traffic "
+        "simulator); failover, engineers and storage come on top.",
     )
     m[1].caption(f"at ${plan.price:,.2f} per GPU-hour, {load.hours_per_month:,g} hours")
     m[2].metric("Busy", f"{sizing.utilisation:.0%}", help="Share of the copies' capacity the peak traffic uses.")
@@ -79,6 +82,14 @@ def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload,
         else ""
     )
     carry = "carries" if sizing.copies == 1 else "carry"
+    per_copy = load.requests_per_minute / 60.0 / sizing.copies
+    under = (
+        f", {per_copy:,.2f} a second each: at that rate the p95 first token is {sizing.load_ttft_p95_s:,.2f} s and "
+        f"the p95 gap between tokens {1000 * sizing.load_itl_p95_s:,.1f} ms (prompts share the steps and requests "
+        "queue; an analytic model checked against the traffic simulator, see *Latency under load*)"
+        if math.isfinite(sizing.load_ttft_p95_s)
+        else ""
+    )
     explain(
         f"One copy of {config.name} on {dep.tp} × {dep.gpu.name} ({whose}) can hold "
         f"{plural(sizing.kv_users, 'user')} at {load.prompt_tokens + load.output_tokens:,} tokens; "
@@ -86,8 +97,8 @@ def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload,
         f"{sv.LIMITS[sizing.limit]}: each sees {sizing.tokens_per_s_user:,.1f} tokens/s (a token every "
         f"{1000 * sizing.step_s:,.1f} ms) and a first token after {sizing.ttft_s:,.2f} s, and the copy writes "
         f"{sizing.batch / sizing.step_s:,.0f} output tokens/s in all at full batch{compute}. "
-        f"{plural(sizing.copies, 'copy', 'copies')} {carry} {load.requests_per_minute:,g} requests a minute.",
-        f"The bill is the best case for this load: perfect batching, no queueing and no spare copies; the speed "
+        f"{plural(sizing.copies, 'copy', 'copies')} {carry} {load.requests_per_minute:,g} requests a minute{under}.",
+        f"The copies are what the queue at the peak needs, not the fewest that full batches would allow; the speed "
         f"behind it is an estimate calibrated on published measurements (see *Calibration*), hence the range on the "
         f"first screen. GPU time is split {sizing.prefill_share:.0%} reading prompts (prefill, input tokens) and "
         f"{1 - sizing.prefill_share:.0%} writing answers (decode, output tokens), which is how the $ per 1M input "
@@ -97,10 +108,10 @@ def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload,
 
 @lru_cache(maxsize=64)
 def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv.Sizing | None, str | None]:
-    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the decode-step sizing the
-    planner's search uses, so every section bills the plan the answer shows (the latency section checks it under
-    load)."""
-    return sv.size_workload(config, dep, efficiency(dep), load)
+    """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the sizing under load the
+    planner's search uses (core.plan.queueing), so every section bills the plan the answer shows (the latency section
+    simulates it)."""
+    return queueing.size_under_load(config, dep, efficiency(dep), load)
 
 
 def efficiency(dep: kv.Deployment) -> sv.Efficiency:
@@ -261,7 +272,7 @@ def calibration_section(dep: kv.Deployment) -> None:
         f"**Median error: throughput {throughput:.0%}, latency {latency:.0%}** over {points} (MFU {eff.mfu:.2f}, "
         f"MBU {eff.mbu:.2f}, {eff.layer_overhead_s * 1e6:,.0f} µs per layer and pass). The servers measured faster "
         f"than the model on {faster} of {plural(measured, 'throughput point')}: its speed is an estimate, not a "
-        "bound, and the page's costs are the best case only for the load (full batches, no queueing, no idle copies)."
+        "bound, and the page's costs are sized for the queue at the peak by an analytic model, not measured."
     )
     default = sv.default_efficiency()
     st.markdown(

@@ -28,7 +28,8 @@ from ui.kv_cost import charts, latency, numbers, plan_view, planner, scenario, s
 from ui.kv_cost import link as shared_link
 from ui.kv_cost import sections as reference
 from ui.kv_cost import state as inputs
-from ui.kv_cost.budget import view as budget_view
+from ui.kv_cost.budget import compare as budget_compare
+from ui.kv_cost.budget import section as budget_section
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 opened = setup_page(SPEC)
@@ -82,10 +83,17 @@ def scenario_results(
     others = inputs.compare_widget()
     compared = numbers.compared_rows(config, deployment, others)
     with answer:
-        url, here = app_url(), scenario_link(SPEC.url_path)
+        url, here, money = app_url(), scenario_link(SPEC.url_path), budget_compare.link_values()
         download(
             lambda: kv_briefing.briefing(
-                config, deployment, result, compared, url=url, link=here, planned=(config, found, load, api, peak)
+                config,
+                deployment,
+                result,
+                compared,
+                url=url,
+                link=here,
+                planned=(config, found, load, api, peak),
+                budget=money,
             ),
             file_name="kv-cost-briefing.html",
         )
@@ -105,7 +113,7 @@ def scenario_results(
         ),
         lambda: planner.calibration_section(deployment),
         lambda: (
-            budget_view.section(config, choice["model"], load, plan, api.price, plan_view.search_args(choice))
+            budget_section.draw(config, choice["model"], load, plan, api.price, plan_view.page_search_args(choice))
             if plan
             else plan_view.answer(config, found, load)
         ),

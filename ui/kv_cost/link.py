@@ -50,6 +50,7 @@ from ui.kv_cost.settings import (
     PRICE_KEYS,
     SECTION,
     SHAPE,
+    WAY,
     WORKLOAD_KEYS,
     choices,
     memory,
@@ -233,7 +234,7 @@ def read_link(page: Path, opened: bool = False) -> None:
     for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their sections: kept in the session like the engine's
         if key in link:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
-    for key in (LOAD_AS, SHAPE, FLEET, MONTHS):  # selectors drawn only in their sections
+    for key in (LOAD_AS, SHAPE, FLEET, MONTHS, WAY):  # selectors drawn only in their sections
         if key in link:
             st.session_state[key] = match_choice(link[key][-1], *choices()[key])
     for key in (*BUDGET_KEYS, *PAY_KEYS):  # the budget's numbers; a way to pay's figure in the link is the reader's

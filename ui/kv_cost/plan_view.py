@@ -125,7 +125,9 @@ def efficiency(choice: dict) -> sv.Efficiency:
     )
 
 
-def search_args(choice: dict) -> tuple[tuple[str, object], ...]:
+def search_args(
+    choice: dict, allowed: tuple[str, ...] | None, pin: int | None, own_prices: dict[str, float]
+) -> tuple[tuple[str, object], ...]:
     """The search's arguments besides the model and workload, as hashable pairs: the allowed GPUs, the pinned GPUs per
     copy, the reader's own prices, the number types and memory budget, and the time model's settings."""
     settings = search.Settings(
@@ -135,19 +137,29 @@ def search_args(choice: dict) -> tuple[tuple[str, object], ...]:
         block=int(choice["block"]),
     )
     return (
-        ("gpus", allowed_gpus()),
-        ("tp", pinned_tp()),
-        ("prices", tuple(sorted(memory().own_prices.items()))),
+        ("gpus", allowed),
+        ("tp", pin),
+        ("prices", tuple(sorted(own_prices.items()))),
         ("settings", settings),
         ("eff", efficiency(choice)),
     )
 
 
+def page_search_args(choice: dict) -> tuple[tuple[str, object], ...]:
+    """The search's arguments as the page's fields and pins hold them."""
+    return search_args(choice, allowed_gpus(), pinned_tp(), memory().own_prices)
+
+
+def searched(config: ModelConfig, load: sv.Workload, args: tuple[tuple[str, object], ...]) -> search.SearchResult:
+    """The search under `search_args` (ValueError names what it cannot use)."""
+    found = dict(args)
+    return search.search(config, load, **(found | {"prices": dict(found["prices"])}))
+
+
 def run_search(config: ModelConfig, choice: dict, load: sv.Workload) -> search.SearchResult | str:
     """The cheapest plan that meets the target, or why the workload cannot be planned (one sentence)."""
-    args = dict(search_args(choice))
     try:
-        return search.search(config, load, **(args | {"prices": dict(args["prices"])}))
+        return searched(config, load, page_search_args(choice))
     except ValueError as problem:
         return str(problem)
 

@@ -128,6 +128,22 @@ def load_as_users() -> bool:
     return st.session_state.get(LOAD_AS) == "in_flight"
 
 
+def make_workload(values: dict[str, float], in_flight: bool) -> serving.Workload:
+    """The workload of the fields' values; `in_flight`: the peak is given as users waiting at once, turned into the
+    rate that keeps them waiting at the target's pace (Little's law)."""
+    load = serving.Workload(
+        requests_per_minute=float(values["rpm"]),
+        prompt_tokens=int(values["prompt"]),
+        output_tokens=int(values["answer"]),
+        ttft_s=float(values["ttft"]),
+        min_tokens_per_s=float(values["speed"]),
+        hours_per_month=float(values["hours"]),
+    )
+    if in_flight:
+        load = replace(load, requests_per_minute=concurrency.requests_per_minute(values["in_flight"], load))
+    return load
+
+
 def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[serving.Workload, bvb.ApiChoice, float]:
     """The workload, the API it is compared with and the peak-to-average factor (values kept in the session and the
     link); a workload the model cannot serve (prompt + answer beyond its maximum context) is named by field and the
@@ -145,16 +161,7 @@ def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[s
         | {"api": None if api == SAME_MODEL else choices()["api"][1](api)}
         | {LOAD_AS: choices()[LOAD_AS][1]("in_flight") if in_flight else None}
     )
-    load = serving.Workload(
-        requests_per_minute=float(values["rpm"]),
-        prompt_tokens=int(values["prompt"]),
-        output_tokens=int(values["answer"]),
-        ttft_s=float(values["ttft"]),
-        min_tokens_per_s=float(values["speed"]),
-        hours_per_month=float(values["hours"]),
-    )
-    if in_flight:  # users waiting at once, as the rate that keeps them waiting at the target's pace
-        load = replace(load, requests_per_minute=concurrency.requests_per_minute(values["in_flight"], load))
+    load = make_workload(values, in_flight)
     total = load.prompt_tokens + load.output_tokens
     if config.exceeds_context(total) and quiet:
         load = memory().last_workload or serving.Workload()

@@ -348,6 +348,8 @@ PAY_KEYS = tuple(f"pay_{name}" for name in PAY_FIELDS)  # the ways to pay: the r
 SHAPE, CURVE, FLEET, MONTHS = "shape", "curve", "fleet", "months"
 OWN_CURVE = "own"  # the reader's own 24 hourly values instead of a named shape
 FLEETS = {"fixed": "Fixed, sized for the peak", "autoscale": "Autoscaling"}
+WAY = "way"  # the scenario's way to pay: the cheapest over its horizon (the default) or one the reader picks
+CHEAPEST = "cheapest"
 WORKLOAD_KEYS = ("rpm", "in_flight", "prompt", "answer", "ttft", "speed", "hours", "peak")
 PRICE_KEYS = ("api_in", "api_out")
 
@@ -398,6 +400,11 @@ def shape_label(name: str) -> str:
     return "Your own hourly curve" if name == OWN_CURVE else daily.SHAPES[name]
 
 
+def way_label(way: str) -> str:
+    """A way to pay's label, or 'The cheapest over the horizon'."""
+    return "The cheapest over the horizon" if way == CHEAPEST else budget.WAYS[way]
+
+
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
@@ -415,6 +422,7 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         SHAPE: ([*daily.SHAPES, OWN_CURVE], shape_label),
         FLEET: (list(FLEETS), FLEETS.__getitem__),
         MONTHS: (list(budget.HORIZONS), str),
+        WAY: ([CHEAPEST, *budget.WAYS], way_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
         SECTION: (list(SECTIONS), str),

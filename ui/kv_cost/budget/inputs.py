@@ -16,6 +16,7 @@ from core.plan import serving as sv
 from ui.elements.safe_text import plain
 from ui.kv_cost.settings import (
     BUDGET_KEYS,
+    CHEAPEST,
     CURVE,
     FLEET,
     MONTHS,
@@ -24,6 +25,7 @@ from ui.kv_cost.settings import (
     PAY_FIELDS,
     PAY_KEYS,
     SHAPE,
+    WAY,
     choices,
     memory,
 )
@@ -44,6 +46,8 @@ class Inputs:
     fleet: daily.Fleet
     growth: budget.Growth
     payment: payment.Payment
+    typed: frozenset[str] = frozenset()  # the payment figures the reader typed ('your figure')
+    way: str = CHEAPEST  # the way to pay the reader picked, or the cheapest over the horizon
 
 
 def read_curve(text: str) -> tuple[tuple[float, ...] | None, str | None]:
@@ -55,12 +59,6 @@ def read_curve(text: str) -> tuple[tuple[float, ...] | None, str | None]:
         return None, f"the curve must be {daily.HOURS} numbers separated by commas, each a share of the busiest hour"
     problem = daily.curve_problem(values)
     return (None, problem) if problem else (values, None)
-
-
-def _curve_of(shape: str) -> tuple[tuple[float, ...] | None, str | None]:
-    if shape != OWN_CURVE:
-        return tuple(float(v) for v in daily.shape(shape)), None
-    return read_curve(str(st.session_state.get(CURVE, "")))
 
 
 def traffic() -> None:
@@ -86,9 +84,17 @@ def traffic() -> None:
             help="Each hour's requests divided by the busiest hour's, for example from your gateway's logs.",
             **KEPT,
         )
+    row = st.columns(4)
+    with row[0]:
+        select_field(
+            "Way to pay",
+            WAY,
+            "The way this scenario pays (its cards, its row among the scenarios, the workbook's chosen line); the "
+            "chart and the table show every way.",
+            **KEPT,
+        )
     if st.session_state.get(FLEET) == "autoscale":
-        row = st.columns(3)
-        for column, key in zip(row, ("min_copies", "max_copies", "scale_minutes"), strict=True):
+        for column, key in zip(row[1:], ("min_copies", "max_copies", "scale_minutes"), strict=True):
             number_field(key, column, **KEPT)
 
 
@@ -140,33 +146,56 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def read(gpu_id: str, api: sv.ApiPrice) -> tuple[Inputs | None, list[str]]:
-    """The budget's inputs from the session, and every value that cannot be used, named; the link follows."""
-    shape = st.session_state.get(SHAPE, DEFAULT_SHAPE)
-    curve, problem = _curve_of(shape)
+def inputs_from(values: dict, own: dict[str, float], gpu_id: str, api: sv.ApiPrice) -> tuple[Inputs | None, list[str]]:
+    """The budget's inputs from its fields' values (shape, curve text, fleet, months and the numbers by key) and the
+    reader's own payment figures (by key; every other figure is the GPU type's preset), or every value the engine
+    cannot use, named."""
+    shape = values[SHAPE]
+    curve, problem = (
+        (tuple(float(v) for v in daily.shape(shape)), None) if shape != OWN_CURVE else read_curve(values[CURVE])
+    )
     problems = [f"Your hourly curve: {problem}"] if problem else []
-    autoscale = st.session_state.get(FLEET) == "autoscale"
-    top = int(typed_value("max_copies"))
+    autoscale = values[FLEET] == "autoscale"
     fleet = daily.Fleet(
         autoscale=autoscale,
-        min_copies=int(typed_value("min_copies")),
-        max_copies=top or None,
-        scale_up_minutes=float(typed_value("scale_minutes")),
+        min_copies=int(values["min_copies"]),
+        max_copies=int(values["max_copies"]) or None,
+        scale_up_minutes=float(values["scale_minutes"]),
     )
     if autoscale and (why := daily.fleet_problem(fleet)):
         problems.append(f"Fleet: {why}")
-    growth = budget.Growth(float(typed_value("growth")), int(st.session_state.get(MONTHS, budget.HORIZONS[0])))
+    growth = budget.Growth(float(values["growth"]), int(values[MONTHS]))
     if why := budget.growth_problem(growth):
         problems.append(f"Growth: {why}")
-    presets, own = payment.sources(gpu_id), memory().pay_own
-    values = {name: own.get(f"pay_{name}", presets[name].value) for name in PAY_FIELDS}
-    owning = payment.Owning(**{k: v for k, v in values.items() if not k.startswith("reserved")})
-    pay = payment.Payment(values["reserved_1y_discount"], values["reserved_3y_discount"], owning, api)
+    presets = payment.sources(gpu_id)
+    figures = {name: own.get(f"pay_{name}", presets[name].value) for name in PAY_FIELDS}
+    owning = payment.Owning(**{k: v for k, v in figures.items() if not k.startswith("reserved")})
+    pay = payment.Payment(figures["reserved_1y_discount"], figures["reserved_3y_discount"], owning, api)
     problems += [f"Ways to pay: {why}" for why in payment.payment_problem(pay)]
-    _to_link(shape)
     if problems or curve is None:
+        return None, problems
+    return Inputs(shape, curve, fleet, growth, pay, frozenset(own), str(values[WAY])), problems
+
+
+def page_values() -> dict:
+    """The budget's fields as the session holds them (defaults where the reader has set nothing)."""
+    return {
+        SHAPE: st.session_state.get(SHAPE, DEFAULT_SHAPE),
+        CURVE: str(st.session_state.get(CURVE, "")),
+        FLEET: st.session_state.get(FLEET, "fixed"),
+        MONTHS: st.session_state.get(MONTHS, budget.HORIZONS[0]),
+        WAY: st.session_state.get(WAY, CHEAPEST),
+    } | {key: typed_value(key) for key in BUDGET_KEYS}
+
+
+def read(gpu_id: str, api: sv.ApiPrice) -> tuple[Inputs | None, list[str]]:
+    """The budget's inputs from the session, and every value that cannot be used, named; the link follows. With a
+    refused value the last valid inputs stay (None before the first)."""
+    values = page_values()
+    _to_link(values[SHAPE])
+    made, problems = inputs_from(values, memory().pay_own, gpu_id, api)
+    if made is None:
         return memory().last_budget, problems
-    made = Inputs(shape, curve, fleet, growth, pay)
     memory().last_budget = made
     return made, problems
 
@@ -181,6 +210,7 @@ def _to_link(shape: str) -> None:
         MONTHS: None
         if st.session_state.get(MONTHS, budget.HORIZONS[0]) == budget.HORIZONS[0]
         else str(st.session_state[MONTHS]),
+        WAY: None if st.session_state.get(WAY, CHEAPEST) == CHEAPEST else label[WAY][1](st.session_state[WAY]),
     }
     numbers = {key: typed_value(key) for key in BUDGET_KEYS}
     shown |= {key: None if value == NUMBERS[key].default else str(value) for key, value in numbers.items()}

@@ -63,10 +63,28 @@ def _ratio(real: float, best: float) -> str:
     return f"{real / best:,.1f}× the best case" if real > best * 1.005 else "the best case"
 
 
-def cards(c: Computed, plan: search.Candidate) -> list[Card]:
-    """Month 1's day and the horizon in four cards."""
-    b, d = c.budget, c.day
-    total = b.total(b.cheapest)
+def _way_card(c: Computed, way: str) -> Card:
+    b = c.budget
+    if way not in bu.WAYS:
+        return Card(
+            f"Cheapest over {b.months} months",
+            bu.WAYS[b.cheapest],
+            f"{dollars(b.total(b.cheapest))} in all",
+            "The way to pay with the smallest total over the horizon; the table shows each way by month and year.",
+        )
+    extra = b.total(way) - b.total(b.cheapest)
+    return Card(
+        f"Your way to pay, over {b.months} months",
+        bu.WAYS[way],
+        f"{dollars(b.total(way))} in all"
+        + (f", {dollars(extra)} more than {bu.WAYS[b.cheapest]}" if extra > 0.5 else ", the cheapest"),
+        "The way you picked, its total over the horizon, and what the cheapest way would save.",
+    )
+
+
+def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
+    """The first month's day and the horizon in four cards."""
+    d = c.day
     return [
         Card(
             REALISTIC,
@@ -78,7 +96,7 @@ def cards(c: Computed, plan: search.Candidate) -> list[Card]:
         Card(
             "Copy-hours a day",
             f"{d.copy_hours:,.1f}",
-            f"{plural(d.peak_copies, 'copy', 'copies')} at the busiest hour × {plan.tp} GPUs each",
+            f"{plural(d.peak_copies, 'copy', 'copies')} at the busiest hour × {plural(plan.tp, 'GPU')} each",
             "Model copies running, hour by hour, summed over the day (warm-ups of autoscaled copies included).",
         ),
         Card(
@@ -87,16 +105,11 @@ def cards(c: Computed, plan: search.Candidate) -> list[Card]:
             f"the day averages {d.mean_rpm:,.0f} requests a minute",
             "Requests served over what the copies billed could carry.",
         ),
-        Card(
-            f"Cheapest over {b.months} months",
-            bu.WAYS[b.cheapest],
-            f"{dollars(total)} in all",
-            "The way to pay with the smallest total over the horizon; the table shows each way by month and year.",
-        ),
+        _way_card(c, way),
     ]
 
 
-def _rows(b: bu.Budget) -> tuple[tuple, ...]:
+def rows(b: bu.Budget) -> tuple[tuple, ...]:
     last = b.months
     return tuple(
         (
@@ -147,7 +160,7 @@ def section(
         st.error(plain(f"This budget cannot be computed: {why}.", limit=400))
         return None
     b, d = c.budget, c.day
-    metric_cards(cards(c, plan), label="The budget", key="kv-budget")
+    metric_cards(cards(c, plan, made.way), label="The budget", key="kv-budget")
     st.markdown(_md(d.sentence))
     chart(
         c.hourly,
@@ -162,7 +175,7 @@ def section(
     )
     static_table(
         columns(b.months),
-        _rows(b),
+        rows(b),
         label="Monthly cost of each way to pay",
         formats={name: dollars for name in columns(b.months)[1:]},
         footnote=b.sentence + " " + assumptions(b, made, plan),

@@ -110,3 +110,10 @@ def test_growth_the_engine_cannot_use_is_named_by_the_link(growth):
     at = open_budget(growth=growth)
     assert any("growth" in w.value for w in at.warning)
     assert np.isfinite(float(cards(at)[REALISTIC]["metric-value"].strip("$").replace(",", "")))
+
+
+def test_each_month_is_one_column_on_a_twelve_month_horizon():
+    header = static_tables(open_budget())["Monthly cost of each way to pay"][0]
+    assert header == ["way to pay", "month 1", "month 12", "total over 12 months"]
+    header = static_tables(open_budget(months="24"))["Monthly cost of each way to pay"][0]
+    assert header == ["way to pay", "month 1", "month 12", "month 24", "total over 24 months"]

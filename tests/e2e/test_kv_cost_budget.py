@@ -28,7 +28,7 @@ def _budget_screen(watch: PageWatch, server: object, name: str) -> None:
     rows = [r.inner_text().split("\t")[0].strip() for r in table.locator("tbody tr").all()]
     assert rows == [compare.NOW, "Pilot"]
     for title in ("Monthly cost of each way to pay", "Monthly cost of each scenario"):
-        chart = watch.page.locator(".chart").filter(has_text=title).first
+        chart = watch.page.locator(".primer-chart").filter(has_text=title).first
         chart.scroll_into_view_if_needed()
         chart.locator("svg.main-svg").first.wait_for(timeout=30_000)
     width = watch.page.viewport_size["width"]

@@ -109,14 +109,17 @@ def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
     ]
 
 
+def _shown_months(months: int) -> tuple[int, ...]:
+    """The months the table shows: the first, the twelfth and the last (once each)."""
+    return tuple(dict.fromkeys((1, min(12, months), months)))
+
+
 def rows(b: bu.Budget) -> tuple[tuple, ...]:
-    last = b.months
+    """Each way to pay: its cost in the shown months and its total over the horizon."""
     return tuple(
         (
             label,
-            round(float(b.monthly[way][0]), 2),
-            round(float(b.monthly[way][min(12, last) - 1]), 2),
-            round(float(b.monthly[way][-1]), 2),
+            *(round(float(b.monthly[way][m - 1]), 2) for m in _shown_months(b.months)),
             round(b.total(way), 2),
         )
         for way, label in bu.WAYS.items()
@@ -124,9 +127,8 @@ def rows(b: bu.Budget) -> tuple[tuple, ...]:
 
 
 def columns(months: int) -> tuple[str, ...]:
-    """The table's columns for a horizon (month 12 and the last month, which is 12 itself on a 12-month horizon)."""
-    middle = "month 12" if months > 12 else "month 12 (the last)"
-    return ("way to pay", "month 1", middle, f"month {months}", f"total over {months} months")
+    """The table's columns for a horizon: the way, the shown months, the total."""
+    return ("way to pay", *(f"month {m}" for m in _shown_months(months)), f"total over {months} months")
 
 
 def section(

@@ -14,6 +14,7 @@ from core.plan import budget as bu
 from core.plan import daily, search
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
+from ui.elements.glossary import link
 from ui.elements.metric_cards import Card, metric_cards
 from ui.elements.numbers import dollars, plural
 from ui.elements.safe_text import plain
@@ -145,8 +146,9 @@ def section(
     st.markdown(
         f"The plan above bills the peak rate every hour: its best case. Real traffic follows a daily curve, grows "
         f"month by month, and can be paid for in more than one way. Here the plan's fleet ({plan.label}) carries "
-        "your day and your growth, priced five ways: cloud on-demand, cloud reserved for 1 or 3 years, buying "
-        "servers, or the API of the Build vs buy section."
+        f"your day and your growth in {link('copy-hour', 'copy-hours')}, priced five ways: cloud on-demand, a one- or "
+        f"three-year cloud {link('reserved-term')}, buying servers (power at the data centre's {link('pue')}), or the "
+        "API of the Build vs buy section."
     )
     budget_inputs.traffic()
     budget_inputs.pay_fields(plan.gpu.id)

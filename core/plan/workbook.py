@@ -330,6 +330,8 @@ def _plan_sheet(w: _Writer, k: int, name: str, inputs: BudgetInputs, b: bg.Budge
         need = f"ROUNDUP({x_cell}*{shares}-1E-9,0)"
         formula = f"{{=IF({need}<{lo_cell},{lo_cell},IF({need}>{hi_cell},{hi_cell},{need}))}}"
         ws.write_array_formula(r, HOUR0, r, HOUR0 + 23, formula, w.count, float(copies[0]))
+        for h in range(1, 24):  # the array's other cells hold only their cached values, as Excel stores them
+            ws.write_number(r, HOUR0 + h, float(copies[h]), w.count)
     _summary(w, ws, k, b, first, last)
 
 

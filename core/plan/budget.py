@@ -163,6 +163,8 @@ def _sentence(b: dict, growth: Growth, change: tuple[int | None, str | None]) ->
         f"Over {growth.months} months at {rate}, {_way(best)} costs {_money(totals[best])} in all, "
         f"{_money(totals[runner] - totals[best])} less than {_way(runner)} ({_money(totals[runner])})"
     )
+    if best == "reserved-3y" and growth.months < 36:
+        text += f"; its 3-year term commits {36 - growth.months} months more than this horizon shows"
     years = b["cheapest_by_year"]
     if len(set(years)) > 1:
         text += "; the cheapest changes by year: " + ", ".join(f"year {i + 1} {_way(w)}" for i, w in enumerate(years))

@@ -73,6 +73,7 @@ def test_one_month_of_each_way_by_hand(plan):
     assert b.break_even_tokens_per_month == pytest.approx(4380 / 1.2e-6)
     assert b.realistic_per_m_output == pytest.approx(1e6 * 72 * 4 * 0.8 / (162_000 * 250))
     assert "cloud reserved, 3 years costs $52,560 in all" in b.sentence
+    assert "its 3-year term commits 24 months more than this horizon shows" in b.sentence
     assert b.gpu_type_change_month is None
 
 

@@ -6,13 +6,12 @@ token's target, the GPU types allowed) -> the planner's search (core.plan.search
 its runners-up and why it won (ui/kv_cost/plan_view.py). Every section below reads the same scenario.
 
 Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost/state.py) -> the engine (core.plan.kv_cache,
-core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only
-what the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy,
-calibration, budget, anatomy, sources, latency under load; none until one is picked), the engine settings and your
-own model's upload and fields while their expanders are open. The sizes and everything they feed are one fragment,
-so the main control (context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16
--> 17.18 GB = 16.00 GiB).
-"""
+core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only what
+the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration,
+budget by month, memory levers, anatomy, sources, latency under load; none until one is picked), the engine settings and
+your own model's upload and fields while their expanders are open. The sizes and everything they feed are one fragment,
+so the main control (context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16 ->
+17.18 GB = 16.00 GiB)."""
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -29,6 +28,8 @@ from ui.kv_cost import charts, latency, numbers, plan_view, planner, scenario, s
 from ui.kv_cost import link as shared_link
 from ui.kv_cost import sections as reference
 from ui.kv_cost import state as inputs
+from ui.kv_cost.budget import compare as budget_compare
+from ui.kv_cost.budget import section as budget_section
 
 SPEC = next(spec for spec in PAGES if spec.script == "pages/kv_cost.py")
 opened = setup_page(SPEC)
@@ -82,10 +83,17 @@ def scenario_results(
     others = inputs.compare_widget()
     compared = numbers.compared_rows(config, deployment, others)
     with answer:
-        url, here = app_url(), scenario_link(SPEC.url_path)
+        url, here, money = app_url(), scenario_link(SPEC.url_path), budget_compare.link_values()
         download(
             lambda: kv_briefing.briefing(
-                config, deployment, result, compared, url=url, link=here, planned=(config, found, load, api, peak)
+                config,
+                deployment,
+                result,
+                compared,
+                url=url,
+                link=here,
+                planned=(config, found, load, api, peak),
+                budget=money,
             ),
             file_name="kv-cost-briefing.html",
         )
@@ -104,6 +112,11 @@ def scenario_results(
             config, planner.plan(config, plan_dep, load)[0] if plan else None, load, api, peak
         ),
         lambda: planner.calibration_section(deployment),
+        lambda: (
+            budget_section.draw(config, choice["model"], load, plan, api.price, plan_view.page_search_args(choice))
+            if plan
+            else plan_view.answer(config, found, load)
+        ),
         lambda: reference.finance(config, deployment, kv.budget_effects(config, deployment)),
         lambda: reference.anatomy(config, deployment, result),
         lambda: reference.sources(choice["model"], config, deployment.gpu),

@@ -299,7 +299,7 @@ def test_comparison_cells_are_escaped_and_the_csv_keeps_raw_values():
 
 
 def test_finance_lines_follow_the_numbers(at):
-    open_section(at, "Budget")
+    open_section(at, "Memory levers")
     text = "\n".join(m.value for m in at.markdown)
     assert "**Doubling the context** from 32,768 to 65,536 tokens" in text
     assert "users per copy from 3 to 1" in text

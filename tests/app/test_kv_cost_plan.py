@@ -174,7 +174,7 @@ def test_every_dollar_per_million_figure_is_the_plans_answer_or_named_otherwise(
     plan = search.search(presets()["llama-3.1-70b"], TASK_LOAD).plan
     answer = {OUTPUT: money(plan.cost_per_m_output), INPUT: money(plan.cost_per_m_input)}
     figures: list[tuple[str, str | None]] = []
-    for section in (None, "Workload and bill", "Build vs buy", "Budget"):
+    for section in (None, "Workload and bill", "Build vs buy", "Memory levers"):
         at.session_state[SECTION] = section
         at.run()
         figures += [(c["metric-label"], c["metric-value"]) for c in metric_cards(at)]
@@ -246,7 +246,7 @@ def test_a_link_with_a_workload_sets_the_charts_context_to_its_request_unless_it
 
 
 def test_the_budget_table_bills_each_gpu_at_its_own_price():
-    at = open_page(kv_section="Budget")
+    at = open_page(kv_section="Memory levers")
     at.selectbox(key="gpu").set_value("l40s").run()
     at.number_input(key="price").set_value(0.5).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()
@@ -254,3 +254,42 @@ def test_the_budget_table_bills_each_gpu_at_its_own_price():
     assert table.loc["L40S", "its price ($/h)"] == 0.5
     assert table.loc["H100 SXM", "its price ($/h)"] == round(typical_price("h100-sxm"), 2)
     assert table.loc["A100 80GB SXM", "its price ($/h)"] == round(typical_price("a100-80"), 2)
+
+
+def test_the_peak_given_as_users_waiting_at_once_becomes_little_s_law_rate_in_the_plan_and_the_link():
+    from core.plan import concurrency
+
+    at = open_page(**(TASK | {"rpm": "999"}))
+    at.selectbox(key="load_as").set_value("in_flight").run()
+    at.number_input(key="in_flight").set_value(2000).run()
+    assert not at.exception, at.exception
+    assert [w.key for w in at.number_input if w.key in ("rpm", "in_flight")] == ["in_flight"]  # one or the other
+    rate = concurrency.requests_per_minute(2000, TASK_LOAD)  # 2,000 × 60 ÷ (2 s + 400 ÷ 20 tokens/s) = 5,455
+    heading = next(m.value for m in at.markdown if "requests a minute at peak" in m.value)
+    assert f"{rate:,.4g} requests a minute at peak" in heading
+    assert f"send {rate:,.0f} requests a minute (Little's law" in " ".join(c.value for c in at.caption)
+    plan = search.search(
+        presets()["llama-3.1-70b"], TASK_LOAD.__class__(**(vars(TASK_LOAD) | {"requests_per_minute": rate}))
+    ).plan
+    assert plan_cards(at)["Monthly cost"]["metric-value"].replace(",", "") == f"${plan.monthly_cost:,.0f}".replace(
+        ",", ""
+    )
+    link = at.query_params
+    assert link["load_as"] == "Users waiting at once" and link["in_flight"] == "2000" and "rpm" not in link
+    again = open_page(**dict(link))  # the link reopens the same plan
+    assert plan_cards(again)["Monthly cost"] == plan_cards(at)["Monthly cost"]
+    at.selectbox(key="load_as").set_value("rpm").run()  # back to requests a minute: the typed rate again
+    assert "999 requests a minute at peak" in next(
+        m.value for m in at.markdown if "requests a minute at peak" in m.value
+    )
+
+
+def test_a_range_whose_two_ends_are_the_same_bill_says_so_once():
+    from types import SimpleNamespace
+
+    from ui.kv_cost.plan_view import cost_range
+
+    said = cost_range(SimpleNamespace(cost_range=(1080.0, 1080.2)))
+    assert said.endswith("still $1,080 a month (the same number of copies either way)")
+    assert "–" not in said.split(":")[-1]
+    assert cost_range(SimpleNamespace(cost_range=(1080.0, 2160.0))).endswith("$1,080–$2,160 a month")

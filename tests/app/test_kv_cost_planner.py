@@ -181,7 +181,7 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
 def test_money_columns_come_first_with_a_dollar_format(at):
     assert comparison(at)[0][:2] == ["model", FULL_BATCH]
     assert all(row[1].startswith("$") for row in comparison(at)[1:])
-    open_section(at, "Budget")
+    open_section(at, "Memory levers")
     options = at.dataframe[0].value
     columns = list(options.columns)
     assert columns[1:3] == ["its price ($/h)", FULL_BATCH] and columns[3].startswith("cheaper per token than")

@@ -70,6 +70,8 @@ ALLOWED = (
     (r"\bx\d\b", "an axis name"),
     (r"\bfloat(?:16|32|64)\b", "number types, by name"),
     (r"\(2x\)|\b2·", "the linearity test, f(2x) = 2·f(x): doubling an input, a definition"),
+    (r"\b[13]-year\b|\([13] years?\)|\b1 or 3 years\b", "a cloud reservation's term, by the name providers sell it"),
+    (r"\b8-GPU\b", "the server class the presets price (HGX and DGX boards of eight GPUs), by its name"),
     (r"\b7B\b", "the primer's name for its §4 model, quoted ('modern 7B')"),
     (r"\b(?:below|above|towards) [01]\b(?!\.\d)", "the neutral temperature (1) and the floor of a scale (0)"),
 )

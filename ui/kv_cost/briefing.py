@@ -15,6 +15,7 @@ from ui.elements.briefing import Briefing, Chart
 from ui.elements.numbers import dollars, plural
 from ui.kv_cost import plan_view
 from ui.kv_cost.answer import headline_cards
+from ui.kv_cost.budget import briefing as budget_briefing
 from ui.kv_cost.charts import kv_chart, memory_figure, users_chart
 from ui.kv_cost.numbers import Compared, gb
 
@@ -108,10 +109,12 @@ def briefing(
     url: str,
     link: str,
     planned: tuple[ModelConfig, search.SearchResult | str, sv.Workload, bvb.ApiChoice, float] | None = None,
+    budget: list[str] | None = None,
 ) -> Briefing:
     """The file: the workload's plan (`planned`: the model, the search's result, the workload, the API and the
     peak-to-average), the memory calculator's headline, sentences and charts, and the scenario's link (`url` and
-    `link` are read while the page runs: the file is built later, outside the page's run)."""
+    `link` are read while the page runs: the file is built later, outside the page's run); `budget`: the page's and
+    the kept scenarios' link values, for the budget by month and the scenarios side by side."""
     rows = [(label, p) for label, _, _, p in compared]
     found = planned[1] if planned else None
     chosen = getattr(found, "plan", None)
@@ -121,6 +124,7 @@ def briefing(
         if chosen
         else ()
     )
+    money_parts = budget_briefing.parts(budget) if budget and chosen else ([], [], [])
     title = f"Deployment plan: {planned[0].name}" if planned else f"KV-cache cost: {config.name} on {dep.gpu.name}"
     return Briefing(
         title=title,
@@ -131,10 +135,11 @@ def briefing(
         app_url=url,
         headline=cards + headline(config, dep, plan),
         sentences=sentences(config, dep, plan),
-        sections=plan_sections(*planned) if planned else (),
-        tables=runners_up(found) if planned else (),
+        sections=[*(plan_sections(*planned) if planned else ()), *money_parts[0]],
+        tables=[*(runners_up(found) if planned else ()), *money_parts[1]],
         charts=(
             *plan_chart,
+            *money_parts[2],
             Chart(kv_chart(compared), "KV cache per user against context length, with GPU memory sizes."),
             Chart(
                 memory_figure(rows, dep.gpu.memory_gb),

@@ -34,15 +34,23 @@ from ui.kv_cost.own_model import (
 from ui.kv_cost.settings import (
     ALLOWED_GPUS,
     AUTO,
+    BUDGET_KEYS,
+    CURVE,
     DEFAULTS,
     ENGINE_DEFAULTS,
+    FLEET,
     LINK_NOTES,
+    LOAD_AS,
     MAX_COMPARE,
     MEMORY,
+    MONTHS,
     NUMBERS,
+    PAY_KEYS,
     PIN_TP,
     PRICE_KEYS,
     SECTION,
+    SHAPE,
+    WAY,
     WORKLOAD_KEYS,
     choices,
     memory,
@@ -226,6 +234,16 @@ def read_link(page: Path, opened: bool = False) -> None:
     for key in (*WORKLOAD_KEYS, *PRICE_KEYS):  # drawn only in their sections: kept in the session like the engine's
         if key in link:
             st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
+    for key in (LOAD_AS, SHAPE, FLEET, MONTHS, WAY):  # selectors drawn only in their sections
+        if key in link:
+            st.session_state[key] = match_choice(link[key][-1], *choices()[key])
+    for key in (*BUDGET_KEYS, *PAY_KEYS):  # the budget's numbers; a way to pay's figure in the link is the reader's
+        if key in link:
+            st.session_state[key] = type(NUMBERS[key].default)(float(link[key][-1]))
+            if key in PAY_KEYS:
+                memory().pay_own[key] = float(link[key][-1])
+    if CURVE in link:
+        st.session_state[CURVE] = link[CURVE][-1][:2000]  # read by the budget, which names a curve it cannot use
     if "api" in link:
         st.session_state["api"] = match_choice(link["api"][-1], *choices()["api"])
     elif any(key in link for key in PRICE_KEYS):  # prices without a preset: the reader's own

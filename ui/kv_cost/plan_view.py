@@ -15,7 +15,7 @@ from functools import lru_cache
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.plan import engines, search
+from core.plan import concurrency, engines, search
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
@@ -25,10 +25,10 @@ from ui.elements.numbers import dollars, plural
 from ui.elements.static_table import static_table
 from ui.elements.widgets import chart
 from ui.kv_cost.numbers import money
-from ui.kv_cost.settings import ALLOWED_GPUS, PIN_TP, PLAN_LABEL, SEARCH, gpu_name, memory
+from ui.kv_cost.scenario import load_as_users
+from ui.kv_cost.settings import ALLOWED_GPUS, LOAD_AS, PIN_TP, PLAN_LABEL, SEARCH, gpu_name, memory
 from ui.kv_cost.state import follow_workload, keep_in_link, model_widget, number_field, select_field, typed_value
 
-PLAN_KEYS = ("rpm", "prompt", "answer", "ttft")  # the workload fields on the first screen (the rest in its section)
 OUTPUT = "$ per 1M output tokens"  # the plan's one $ answer per output token: the same name wherever it appears
 INPUT = "$ per 1M input tokens"
 MONTHLY = "Monthly cost"
@@ -54,7 +54,15 @@ def inputs() -> None:
     row = st.columns(3)
     with row[0]:
         model_widget()
-    number_field("rpm", row[1], **kept)
+    with row[1]:
+        select_field(
+            "Peak load given as",
+            LOAD_AS,
+            "Requests arriving a minute at the busiest hour, or people waiting on an answer at the same moment "
+            "(requests in flight, not the headcount); one or the other.",
+            **kept,
+        )
+    number_field("in_flight" if load_as_users() else "rpm", row[1], **kept)
     number_field("ttft", row[2], **kept)
     row = st.columns(3)
     number_field("prompt", row[0], on_change=_follow, **kept)
@@ -117,24 +125,41 @@ def efficiency(choice: dict) -> sv.Efficiency:
     )
 
 
-def run_search(config: ModelConfig, choice: dict, load: sv.Workload) -> search.SearchResult | str:
-    """The cheapest plan that meets the target, or why the workload cannot be planned (one sentence)."""
+def search_args(
+    choice: dict, allowed: tuple[str, ...] | None, pin: int | None, own_prices: dict[str, float]
+) -> tuple[tuple[str, object], ...]:
+    """The search's arguments besides the model and workload, as hashable pairs: the allowed GPUs, the pinned GPUs per
+    copy, the reader's own prices, the number types and memory budget, and the time model's settings."""
     settings = search.Settings(
         kv_dtype=choice["kv_dtype"],
         weight_bits=int(choice["w_bits"]),
         utilisation=float(choice["util"]),
         block=int(choice["block"]),
     )
+    return (
+        ("gpus", allowed),
+        ("tp", pin),
+        ("prices", tuple(sorted(own_prices.items()))),
+        ("settings", settings),
+        ("eff", efficiency(choice)),
+    )
+
+
+def page_search_args(choice: dict) -> tuple[tuple[str, object], ...]:
+    """The search's arguments as the page's fields and pins hold them."""
+    return search_args(choice, allowed_gpus(), pinned_tp(), memory().own_prices)
+
+
+def searched(config: ModelConfig, load: sv.Workload, args: tuple[tuple[str, object], ...]) -> search.SearchResult:
+    """The search under `search_args` (ValueError names what it cannot use)."""
+    found = dict(args)
+    return search.search(config, load, **(found | {"prices": dict(found["prices"])}))
+
+
+def run_search(config: ModelConfig, choice: dict, load: sv.Workload) -> search.SearchResult | str:
+    """The cheapest plan that meets the target, or why the workload cannot be planned (one sentence)."""
     try:
-        return search.search(
-            config,
-            load,
-            gpus=allowed_gpus(),
-            tp=pinned_tp(),
-            prices=dict(memory().own_prices),
-            settings=settings,
-            eff=efficiency(choice),
-        )
+        return searched(config, load, page_search_args(choice))
     except ValueError as problem:
         return str(problem)
 
@@ -167,6 +192,8 @@ def whose(result: search.SearchResult) -> str:
 def cost_range(plan: search.Candidate) -> str:
     """The monthly cost's range in plain words."""
     low, high = plan.cost_range
+    if round(low) == round(high):  # whole copies absorb the middle half of the errors
+        return f"{RANGE_WORDS}: still {dollars(low)} a month (the same number of copies either way)"
     return f"{RANGE_WORDS}: {dollars(low)}–{dollars(high)} a month"
 
 
@@ -211,9 +238,18 @@ def answer_cards(result: search.SearchResult) -> list[Card]:
 def answer(config: ModelConfig, result: search.SearchResult | str, load: sv.Workload) -> None:
     """The plan as the page's answer: a heading with the workload, the cards, or why there is no plan."""
     st.markdown(
-        f"## {PLAN_LABEL}\n\n### {config.name}, {load.requests_per_minute:,g} requests a minute at peak, "
+        f"## {PLAN_LABEL}\n\n### {config.name}, {load.requests_per_minute:,.4g} requests a minute at peak, "
         f"{load.prompt_tokens:,} + {load.output_tokens:,} tokens, first token within {load.ttft_s:g} s"
     )
+    if load_as_users():
+        users = typed_value("in_flight")
+        st.caption(
+            f"{plural(users, 'user')} waiting at once, each request taking up to "
+            f"{concurrency.seconds_per_request(load):,.3g} s at your target ({load.ttft_s:g} s to the first token, "
+            f"then {load.output_tokens:,} tokens at {load.min_tokens_per_s:g} tokens/s), send "
+            f"{load.requests_per_minute:,.0f} requests a minute (Little's law: requests in flight ÷ seconds per "
+            "request); the plan is sized for that rate."
+        )
     if isinstance(result, str) or result.plan is None:
         why = result if isinstance(result, str) else result.problem
         st.warning(f"No plan for this workload: {why}.")

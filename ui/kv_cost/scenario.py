@@ -8,7 +8,7 @@ from dataclasses import replace
 import streamlit as st
 
 from core.plan import build_vs_buy as bvb
-from core.plan import engines, serving
+from core.plan import concurrency, engines, serving
 from core.plan import kv_cache as kv
 from core.plan.model_config import (
     ModelConfig,
@@ -20,7 +20,17 @@ from ui.kv_cost.own_model import (
     PRIMER,
     custom_name,
 )
-from ui.kv_cost.settings import AUTO, DEFAULTS, NUMBERS, PRICE_KEYS, SAME_MODEL, WORKLOAD_KEYS, choices, memory
+from ui.kv_cost.settings import (
+    AUTO,
+    DEFAULTS,
+    LOAD_AS,
+    NUMBERS,
+    PRICE_KEYS,
+    SAME_MODEL,
+    WORKLOAD_KEYS,
+    choices,
+    memory,
+)
 from ui.kv_cost.state import keep_in_link, number_field, select_field, typed_value
 
 
@@ -113,19 +123,14 @@ def price_widgets(choice: bvb.ApiChoice) -> None:
     number_field("api_out", cols[2], format="%.2f", on_change=_on_price_edit, **kept)
 
 
-def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[serving.Workload, bvb.ApiChoice, float]:
-    """The workload, the API it is compared with and the peak-to-average factor (values kept in the session and the
-    link); a workload the model cannot serve (prompt + answer beyond its maximum context) is named by field and the
-    last valid one kept. `quiet`: only read them (no message, no link, no memory), to see whether they changed."""
-    api = st.session_state.get("api", SAME_MODEL)
-    values = {key: typed_value(key) for key in (*WORKLOAD_KEYS, *PRICE_KEYS)}
-    keep_in_link(
-        {}
-        if quiet
-        else {key: None if value == NUMBERS[key].default else str(value) for key, value in values.items()}
-        | {key: str(values[key]) if api == CUSTOM else None for key in PRICE_KEYS}  # a preset's prices are its own
-        | {"api": None if api == SAME_MODEL else choices()["api"][1](api)}
-    )
+def load_as_users() -> bool:
+    """True when the reader gives the peak as users waiting at once rather than requests a minute."""
+    return st.session_state.get(LOAD_AS) == "in_flight"
+
+
+def make_workload(values: dict[str, float], in_flight: bool) -> serving.Workload:
+    """The workload of the fields' values; `in_flight`: the peak is given as users waiting at once, turned into the
+    rate that keeps them waiting at the target's pace (Little's law)."""
     load = serving.Workload(
         requests_per_minute=float(values["rpm"]),
         prompt_tokens=int(values["prompt"]),
@@ -134,6 +139,29 @@ def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[s
         min_tokens_per_s=float(values["speed"]),
         hours_per_month=float(values["hours"]),
     )
+    if in_flight:
+        load = replace(load, requests_per_minute=concurrency.requests_per_minute(values["in_flight"], load))
+    return load
+
+
+def workload(config: ModelConfig, model_id: str, quiet: bool = False) -> tuple[serving.Workload, bvb.ApiChoice, float]:
+    """The workload, the API it is compared with and the peak-to-average factor (values kept in the session and the
+    link); a workload the model cannot serve (prompt + answer beyond its maximum context) is named by field and the
+    last valid one kept. `quiet`: only read them (no message, no link, no memory), to see whether they changed."""
+    api = st.session_state.get("api", SAME_MODEL)
+    in_flight = load_as_users()
+    values = {key: typed_value(key) for key in (*WORKLOAD_KEYS, *PRICE_KEYS)}
+    given = {key: values[key] for key in WORKLOAD_KEYS if key != ("rpm" if in_flight else "in_flight")}
+    keep_in_link(
+        {}
+        if quiet
+        else {key: None if value == NUMBERS[key].default else str(value) for key, value in given.items()}
+        | {"rpm" if in_flight else "in_flight": None}  # the other way of giving the peak stays out of the link
+        | {key: str(values[key]) if api == CUSTOM else None for key in PRICE_KEYS}  # a preset's prices are its own
+        | {"api": None if api == SAME_MODEL else choices()["api"][1](api)}
+        | {LOAD_AS: choices()[LOAD_AS][1]("in_flight") if in_flight else None}
+    )
+    load = make_workload(values, in_flight)
     total = load.prompt_tokens + load.output_tokens
     if config.exceeds_context(total) and quiet:
         load = memory().last_workload or serving.Workload()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.plan import build_vs_buy, engines, search, serving
+from core.plan import budget, build_vs_buy, daily, engines, payment, search, serving
 from core.plan import kv_cache as kv
 from core.plan.engines import profiles
 from core.plan.model_config import (
@@ -45,13 +45,16 @@ SECTIONS = (  # the planner's sections below the side-by-side table, one drawn a
     "Workload and bill",
     "Build vs buy",
     "Calibration",
-    "Budget",
+    "Budget by month",
+    "Memory levers",
     "Model anatomy",
     "Sources",
     "Latency under load",
 )
 SEARCH = "search"  # GPUs per copy left to the planner's search (the default); a number pins it
 ALLOWED_GPUS = "gpus"  # the GPU types the search may use (default: every preset)
+LOAD_AS = "load_as"  # the peak load given as requests a minute (the default) or as users waiting at once
+LOAD_LABELS = {"rpm": "Requests a minute", "in_flight": "Users waiting at once"}
 PIN_TP = "pin_tp"  # GPUs per copy pinned by the reader, or SEARCH
 SAME_MODEL = "same"  # the API default: the cheapest listed API serving the plan's own model
 PLAN_LABEL = "Plan a deployment: what do you know about the traffic?"
@@ -148,6 +151,8 @@ class Memory:
     own_prices: dict[str, float] = field(default_factory=dict)  # the reader's own $/GPU-hour, by GPU id
     price_gpu: str | None = None  # the GPU the price field shows (a new GPU puts its own price in the field)
     context_set: bool = False  # the reader set the context: it no longer follows prompt + answer
+    pay_own: dict[str, float] = field(default_factory=dict)  # the reader's own figures for the ways to pay, by key
+    last_budget: object = None  # the budget's last valid inputs (ui.kv_cost.budget.inputs.Inputs)
 
 
 def memory() -> Memory:
@@ -156,6 +161,34 @@ def memory() -> Memory:
     if kept is None:
         kept = st.session_state[MEMORY] = Memory()
     return kept
+
+
+PAY_FIELDS = {  # the ways to pay: label, bounds, step and help; the preset is each GPU type's own (core.plan.payment)
+    "reserved_1y_discount": (
+        "Reserved 1-year discount (share)",
+        0.0,
+        0.99,
+        0.01,
+        "Share off the on-demand price for a 1-year term.",
+    ),
+    "reserved_3y_discount": (
+        "Reserved 3-year discount (share)",
+        0.0,
+        0.99,
+        0.01,
+        "Share off the on-demand price for a 3-year term.",
+    ),
+    "server_price": ("Price per 8-GPU server ($)", 1.0, 1e8, 1000.0, "What one server costs to buy."),
+    "depreciation_years": ("Depreciation (years)", 0.5, 15.0, 0.5, "Straight-line, no resale value."),
+    "gpu_watts": ("Watts per GPU", 1.0, 5000.0, 10.0, "Each GPU's power at full load."),
+    "server_watts": ("Server watts besides the GPUs", 0.0, 50_000.0, 100.0, "CPUs, memory, network, fans."),
+    "pue": ("PUE (facility ÷ IT power)", 1.0, 5.0, 0.01, "Cooling and power losses on top of the IT load."),
+    "dollars_per_kwh": ("Electricity ($ per kWh)", 0.001, 10.0, 0.005, "The data centre's price of power."),
+    "colo_per_kw_month": ("Colocation ($ per kW a month)", 0.0, 10_000.0, 5.0, "Space and power capacity."),
+    "ops_share": ("Operations share", 0.0, 5.0, 0.01, "Staff and support, as a share on top of the rest."),
+}
+
+PAY_PRESETS = payment.sources(DEFAULTS["gpu"])  # the bounds' reference: the calculator's default GPU's presets
 
 
 NUMBERS = {
@@ -223,6 +256,15 @@ NUMBERS = {
     "rpm": NumberSpec(
         "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
     ),
+    "in_flight": NumberSpec(
+        "Peak users waiting at once",
+        1,
+        10_000_000,
+        100,
+        10,
+        "People waiting on an answer at the same moment at the busiest hour (requests in flight), not the headcount: "
+        "at the latency target's pace they send this many requests each time a request's seconds go by.",
+    ),
     "prompt": NumberSpec(
         "Mean prompt (input tokens)", 1, 1_000_000, 1000, 100, "Tokens sent per request: question, context, history."
     ),
@@ -256,6 +298,38 @@ NUMBERS = {
     "api_out": NumberSpec(
         "API $ per 1M output tokens", 0.0, 10_000.0, FIRST_API.output_per_m, 0.05, "The API's list price for output."
     ),
+    # the budget by month (drawn in its section; kept in the session and the link)
+    "growth": NumberSpec(
+        "Growth in requests a month (%)",
+        -99.0,
+        1000.0,
+        0.0,
+        1.0,
+        "Each month's requests over the month before, in per cent, compounding month on month.",
+    ),
+    "min_copies": NumberSpec(
+        "Fewest copies", 0, 100_000, 1, 1, "Autoscaling never goes below this many model copies (0 = off when idle)."
+    ),
+    "max_copies": NumberSpec(
+        "Most copies (0 = no maximum)",
+        0,
+        1_000_000,
+        0,
+        1,
+        "Autoscaling never goes above this many copies; hours that need more are named as unserved.",
+    ),
+    "scale_minutes": NumberSpec(
+        "Scale-up delay (minutes)",
+        0.0,
+        60.0,
+        10.0,
+        1.0,
+        "Minutes a new copy takes to load its weights and warm up: billed before its hour, serving nothing.",
+    ),
+    **{
+        f"pay_{name}": NumberSpec(label, low, high, PAY_PRESETS[name].value, step, help)
+        for name, (label, low, high, step, help) in PAY_FIELDS.items()
+    },
 }
 
 
@@ -269,7 +343,14 @@ ENGINE_DEFAULTS = {  # engine settings (drawn only while their expander is open)
     "mfu": NUMBERS["mfu"].default,
     "overhead": NUMBERS["overhead"].default,
 }
-WORKLOAD_KEYS = ("rpm", "prompt", "answer", "ttft", "speed", "hours", "peak")
+BUDGET_KEYS = ("growth", "min_copies", "max_copies", "scale_minutes")  # numbers of the budget by month
+PAY_KEYS = tuple(f"pay_{name}" for name in PAY_FIELDS)  # the ways to pay: the reader's own figures only
+SHAPE, CURVE, FLEET, MONTHS = "shape", "curve", "fleet", "months"
+OWN_CURVE = "own"  # the reader's own 24 hourly values instead of a named shape
+FLEETS = {"fixed": "Fixed, sized for the peak", "autoscale": "Autoscaling"}
+WAY = "way"  # the scenario's way to pay: the cheapest over its horizon (the default) or one the reader picks
+CHEAPEST = "cheapest"
+WORKLOAD_KEYS = ("rpm", "in_flight", "prompt", "answer", "ttft", "speed", "hours", "peak")
 PRICE_KEYS = ("api_in", "api_out")
 
 
@@ -314,6 +395,16 @@ def pin_label(tp: object) -> str:
     return "Found by the search" if tp == SEARCH else str(tp)
 
 
+def shape_label(name: str) -> str:
+    """A daily shape's label ('Office hours (one time zone)') or 'Your own hourly curve'."""
+    return "Your own hourly curve" if name == OWN_CURVE else daily.SHAPES[name]
+
+
+def way_label(way: str) -> str:
+    """A way to pay's label, or 'The cheapest over the horizon'."""
+    return "The cheapest over the horizon" if way == CHEAPEST else budget.WAYS[way]
+
+
 def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
     """Every bound selector and multiselect: its options and the label the page shows and the URL stores."""
     return {
@@ -327,6 +418,11 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         "api": ([SAME_MODEL, *serving.api_prices(), CUSTOM], api_label),
         ALLOWED_GPUS: (list(kv.gpus()), gpu_name),
         PIN_TP: ([SEARCH, *search.TP_CHOICES], pin_label),
+        LOAD_AS: (list(LOAD_LABELS), LOAD_LABELS.__getitem__),
+        SHAPE: ([*daily.SHAPES, OWN_CURVE], shape_label),
+        FLEET: (list(FLEETS), FLEETS.__getitem__),
+        MONTHS: (list(budget.HORIZONS), str),
+        WAY: ([CHEAPEST, *budget.WAYS], way_label),
         "block": (list(BLOCKS), str),
         "view": (list(VIEWS), str),
         SECTION: (list(SECTIONS), str),

@@ -79,9 +79,17 @@ def model_sources() -> dict[str, str]:
     return {entry["name"]: entry["source"] for entry in _asset()["models"].values()}
 
 
+def setup_of(point: Point, eff: sv.Efficiency) -> sv.Setup:
+    """The point's model copy for the time model, its decode reading the KV cache as the point's engine version does
+    (TensorRT-LLM before 0.8: once per query head, core.plan.engines)."""
+    config = model(point.model)
+    passes = engines.by_name(point.engine).kv_passes(point.engine_version, config)
+    return sv.Setup(config, kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff, passes)
+
+
 def predict(point: Point, eff: sv.Efficiency) -> float:
     """The time model's value for a point's setup, in the point's unit."""
-    s = sv.Setup(model(point.model), kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff)
+    s = setup_of(point, eff)
     if point.kind == "throughput":
         return point.batch * point.output / sv.generation_seconds(s, point.batch, point.input, point.output)
     if point.kind == "latency":
@@ -145,6 +153,24 @@ def fit() -> tuple[sv.Efficiency, tuple[float, float]]:
         _grid("overhead_us", coarse.layer_overhead_s * 1e6, 5, 3),
     )
     return eff, pair
+
+
+SHARES = np.round(np.arange(0.0, 1.0 + 1e-9, 0.05), 2)  # the re-read share's grid: from free (cache) to a full read
+
+
+def fit_reread_share(eff: sv.Efficiency) -> float:
+    """The cost of a per-query-head kernel's repeated KV reads (`Efficiency.reread_share`) at these efficiencies: the
+    share on a 0.05 grid whose larger median error is smallest (the fit's score), ties broken by the smaller mean
+    |error| over all points. It moves only points whose engine version ran such a kernel (core.plan.engines)."""
+    best: tuple[tuple[float, float], float] | None = None
+    for share in SHARES:
+        errs = errors(replace(eff, reread_share=float(share)))
+        pair = medians(errs)
+        key = (round(max(pair) + 1e-3 * sum(pair), 12), float(np.mean(np.abs(errs))))
+        if best is None or key < best[0]:
+            best = (key, float(share))
+    assert best is not None
+    return best[1]
 
 
 # --------------------------------------------------------------------------------------------------- KV capacity
@@ -265,8 +291,10 @@ class OnlinePrediction:
 
 def predict_online(point: OnlinePoint, eff: sv.Efficiency) -> OnlinePrediction:
     """Simulate the point's workload on its setup under its engine's defaults."""
-    setup = sv.Setup(model(point.model), kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff)
-    result = sim.simulate(setup, point.traffic(), sim.engine_limits(setup, engines.profile(point.engine_id)))
+    engine, config = engines.profile(point.engine_id), model(point.model)
+    passes = engine.kv_passes(point.engine_version, config)
+    setup = sv.Setup(config, kv.gpus()[point.gpu], point.tp, point.weight_bits, point.kv_dtype, eff, passes)
+    result = sim.simulate(setup, point.traffic(), sim.engine_limits(setup, engine))
     figures = result.summary()  # every request, the closed loop's opening burst included, as the clients count them
     key = "mean" if point.statistic == "mean" else "p50"
     return OnlinePrediction(figures[f"ttft_{key}_s"], figures[f"itl_{key}_s"], figures["output_tokens_per_s"])

@@ -11,6 +11,7 @@ Sits on KV memory (core.plan.kv_memory); the traffic simulator builds on it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -50,6 +51,7 @@ class EngineProfile:
     admission_reserve: float
     preemption: str
     reasons: tuple[tuple[str, str], ...]
+    group_aware_decode_since: str = ""  # first version whose decode attention reads a KV head once per query group
 
     def fraction(self, tp: int = 1) -> float:
         """The memory fraction at this tensor-parallel size (SGLang lowers it as TP grows)."""
@@ -68,6 +70,16 @@ class EngineProfile:
         if self.small(gpu):
             return self.small_gpu_max_batch, self.small_gpu_token_budget
         return self.max_batch, self.token_budget
+
+    def kv_passes(self, version: str, config: ModelConfig) -> float:
+        """How many times a decode step of this engine `version` reads each cached key and value: the query heads per
+        KV head before `group_aware_decode_since` (each query head reads its KV head again), else 1. A version that
+        does not start with a number (unstated, or a product's own) counts as a recent one."""
+        if not self.group_aware_decode_since or _version(version) is None:
+            return 1.0
+        if _version(version) >= _version(self.group_aware_decode_since):
+            return 1.0
+        return 1.0 if config.is_mla else config.n_heads / max(config.n_kv_heads, 1)
 
     def reason(self, field: str) -> str:
         """Why this default is what it is, with its source."""
@@ -96,7 +108,22 @@ def _profile(entry: dict) -> EngineProfile:
         admission_reserve=float(entry["admission_reserve"]),
         preemption=entry["preemption"],
         reasons=tuple(entry["reasons"].items()),
+        group_aware_decode_since=str(entry.get("group_aware_decode_since", "")),
     )
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    """'0.6.1' -> (0, 6, 1); None when the text does not start with a version number."""
+    match = re.match(r"(\d+(?:\.\d+)*)", text.strip())
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def by_name(name: str) -> EngineProfile:
+    """The profile whose name opens `name` ('TensorRT-LLM', 'vLLM', 'SGLang', 'TensorRT-LLM (NVIDIA NIM)')."""
+    for p in profiles().values():
+        if name.startswith(p.name):
+            return p
+    raise ValueError(f"engine: unknown engine {name!r}; choose one of {', '.join(p.name for p in profiles().values())}")
 
 
 @cache

@@ -12,7 +12,8 @@ tokens arriving at λ per second:
   copy past its capacity: the queue grows without bound.
 - **Spread.** K given the last step's length is Poisson(λ·L), so the step length has variance δ²·λ·τ̄ / (1 − λ²δ²).
   An inter-token gap is one step: its quantiles are τ₀ + δ·(the quantile of K, Poisson at the mean step, in whole
-  prompts), no longer than a step with a full token budget. (A negative binomial with the step length's spread put
+  prompts; 0 while a step carries no prompt often enough, exp(−λτ₀ + K̄·(e^(−λδ) − 1)) given the step before it),
+  no longer than a step with a full token budget. (A negative binomial with the step length's spread put
   the p95 gap one prompt too high near saturation on the simulator's grid; the plain Poisson matched it.)
 - **First token.** A request arriving to a busy copy (probability 1 − e^(−mean requests in the copy)) waits out the
   step under way (length-biased, gamma-distributed), then the step that carries its prompt with the others that
@@ -193,7 +194,10 @@ class Queue:
         # step length: L = τ₀ + δ·K, K | L ~ Poisson(λL); its stationary variance
         var_step = delta * delta * rate * tau / (1.0 - (rate * delta) ** 2)
         full = self.step(n, min(free / self.prompt, 1e9)) if self.prompt > 0 else base
-        itl = [min(base + delta * _poisson_quantile(per_step, q), full) for q in (0.5, 0.95)]
+        # a step carries no prompt when none arrived during the one before it, whose length is τ₀ + δ·K': that chance
+        # is exp(−λτ₀ + K̄(e^(−λδ) − 1)), above the plain Poisson's exp(−λτ̄) (long steps cluster)
+        empty = math.exp(-rate * base + per_step * (math.exp(-rate * delta) - 1.0))
+        itl = [min(base + (0.0 if empty >= q else delta * _poisson_quantile(per_step, q)), full) for q in (0.5, 0.95)]
         # first token, busy copy: the residual of a length-biased step, then the step carrying the prompt
         if var_step > 0:  # a gamma step length, length-biased: shape k + 1 at the same scale
             shape, scale = tau * tau / var_step, var_step / tau

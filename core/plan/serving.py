@@ -36,8 +36,10 @@ SECONDS_PER_HOUR = 3600.0
 @dataclass(frozen=True)
 class Efficiency:
     """What real engines reach: model FLOPs utilisation and model bandwidth utilisation (shares of the GPU's peaks), a
-    fixed cost per layer of every forward pass (kernel launches, synchronisation), in seconds, and the all-reduce's
-    share of the link's peak and its latency, for NVLink-class fabrics and for PCIe."""
+    fixed cost per layer of every forward pass (kernel launches, synchronisation), in seconds, the all-reduce's
+    share of the link's peak and its latency, for NVLink-class fabrics and for PCIe, and what a decode kernel's
+    repeated read of a KV head costs as a share of a first read (`reread_share`: 0 served free from cache, 1 from
+    memory again; it matters only for kernels that read a KV head once per query head, `Setup.kv_passes`)."""
 
     mfu: float
     mbu: float
@@ -46,6 +48,7 @@ class Efficiency:
     pcie_efficiency: float = 1.0
     nvlink_latency_s: float = 0.0
     pcie_latency_s: float = 0.0
+    reread_share: float = 1.0
 
     def overhead(self, config: ModelConfig) -> float:
         """The fixed cost of one forward pass of this model."""
@@ -172,7 +175,10 @@ def allreduce_seconds(
 
 @dataclass(frozen=True)
 class Setup:
-    """One model copy: the model, the GPU, GPUs per copy, weight bits, KV type and the efficiencies."""
+    """One model copy: the model, the GPU, GPUs per copy, weight bits, KV type and the efficiencies; `kv_passes` is how
+    many times a decode step reads each cached key and value: 1 with a decode-attention kernel that serves a KV head's
+    whole query group at once, the group size with one that runs every query head on its own (core.plan.engines:
+    TensorRT-LLM before 0.8)."""
 
     config: ModelConfig
     gpu: kv.Gpu
@@ -180,11 +186,18 @@ class Setup:
     weight_bits: int
     kv_dtype: str
     eff: Efficiency
+    kv_passes: float = 1.0
 
 
 def _kv_bytes_per_held(s: Setup) -> float:
     """KV bytes per cached (layer, token) pair on one GPU."""
     return kv.kv_values_per_token_layer(s.config, s.tp) * kv.element_bytes(s.kv_dtype)
+
+
+def kv_read_factor(s: Setup) -> float:
+    """A decode step's KV read as a multiple of the cache it attends to: 1, plus each further pass of a per-query-head
+    kernel at `reread_share` of a first read."""
+    return 1.0 + (s.kv_passes - 1.0) * s.eff.reread_share
 
 
 def _weights_part(s: Setup, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -232,7 +245,7 @@ def decode_step(s: Setup, batch: np.ndarray | float, context: np.ndarray | float
     t = np.maximum(np.asarray(context, dtype=np.float64), 1.0)
     weights_memory, weights_compute = _weights_part(s, b)
     bandwidth = s.gpu.bandwidth_bytes * s.eff.mbu
-    kv_memory = b * held_layer_tokens(s.config, t) * _kv_bytes_per_held(s) / bandwidth
+    kv_memory = b * held_layer_tokens(s.config, t) * _kv_bytes_per_held(s) * kv_read_factor(s) / bandwidth
     kv_compute = b * attention_flops_per_token(s.config, t) / s.tp / (peak_flops(s.gpu, s.weight_bits) * s.eff.mfu)
     comm = allreduce_seconds(s.gpu, s.tp, b, s.config.d_model, s.config.n_layers, s.eff)
     fixed = s.eff.overhead(s.config)
@@ -264,6 +277,7 @@ class StepModel:
         self._matmul = 2.0 * active_params(s.config) / s.tp
         self._attention = 2.0 * s.config.n_heads * _attention_width(s.config) / s.tp
         self._kv = _kv_bytes_per_held(s)
+        self._kv_decode = self._kv * kv_read_factor(s)  # the decode queries' reads; a prompt chunk's reads once
         self._fixed = s.eff.overhead(s.config)
         share, latency = s.eff.link(s.gpu) if s.tp > 1 else (1.0, 0.0)
         layers = 2 * s.config.n_layers
@@ -286,7 +300,7 @@ class StepModel:
             read += self._expert * self._n_experts * (1.0 - self._keep**tokens)
         weights_s = max(read / self._bandwidth, self._matmul * tokens / self._peak)
         kv_s = max(
-            (decode_held + prefill_held) * self._kv / self._bandwidth,
+            (decode_held * self._kv_decode + prefill_held * self._kv) / self._bandwidth,
             self._attention * (decode_held + pairs) / self._peak,
         )
         return weights_s + kv_s + self._comm_fixed + self._comm_token * tokens + self._fixed
@@ -308,7 +322,7 @@ class StepModel:
             if self._n_experts:
                 read += self._expert * self._n_experts * (1.0 - self._keep**tokens)
             weights_s = max(read / bandwidth, self._matmul * tokens / peak)
-            kv_s = max(held * self._kv / bandwidth, self._attention * attended / peak)
+            kv_s = max(held * self._kv_decode / bandwidth, self._attention * attended / peak)
             out.append(weights_s + kv_s + fixed + self._comm_token * tokens)
         return out[0], out[1]
 
@@ -318,7 +332,7 @@ class StepModel:
         if self._n_experts:
             read += self._expert * self._n_experts * (1.0 - self._keep**n_decode)
         weights_s = max(read / self._bandwidth, self._matmul * n_decode / self._peak)
-        kv_s = np.maximum(decode_held * self._kv / self._bandwidth, self._attention * decode_held / self._peak)
+        kv_s = np.maximum(decode_held * self._kv_decode / self._bandwidth, self._attention * decode_held / self._peak)
         return weights_s + kv_s + self._comm_fixed + self._comm_token * n_decode + self._fixed
 
 
@@ -342,6 +356,7 @@ def default_efficiency() -> Efficiency:
         pcie_efficiency=float(d["pcie_efficiency"]),
         nvlink_latency_s=float(d["nvlink_latency_us"]) * 1e-6,
         pcie_latency_s=float(d["pcie_latency_us"]) * 1e-6,
+        reread_share=float(d["reread_share"]),
     )
 
 

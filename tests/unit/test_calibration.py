@@ -3,10 +3,13 @@ stored MFU/MBU/overhead defaults equal to the fit, and engines' logged KV capaci
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from core.plan import calibration as cal
+from core.plan import engines
 from core.plan import kv_cache as kv
 from core.plan import serving as sv
 
@@ -48,6 +51,29 @@ def test_stored_defaults_are_the_fit():
     assert fitted.mbu == pytest.approx(stored.mbu)
     assert fitted.layer_overhead_s == pytest.approx(stored.layer_overhead_s)
     assert pair == pytest.approx(cal.medians(cal.errors(stored)))
+
+
+def test_stored_reread_share_is_the_fit_at_the_stored_efficiencies():
+    """The share of a per-query-head kernel's repeated KV reads is fitted after MFU, MBU and the per-layer cost; the
+    stored four are a fixed point of both fits."""
+    stored = sv.default_efficiency()
+    assert cal.fit_reread_share(stored) == pytest.approx(stored.reread_share)
+    assert 0.0 < stored.reread_share < 1.0  # neither free nor a full read: the L2 cache serves part of the repeats
+
+
+def test_the_old_tensorrt_llm_decode_kernel_reads_a_gqa_cache_once_per_query_head():
+    """TensorRT-LLM before 0.8 (no XQA kernel): Llama-2-70B's 64 query heads over 8 KV heads read it 8 times; the
+    7B (one query head per KV head) and newer versions once."""
+    trt = engines.profile("trtllm")
+    assert trt.kv_passes("0.6.1", cal.model("llama-2-70b")) == 8
+    assert trt.kv_passes("0.6.1", cal.model("llama-2-7b")) == 1
+    assert trt.kv_passes("0.19", cal.model("llama-2-70b")) == trt.kv_passes("NIM 1.8.0", cal.model("llama-2-70b")) == 1
+    point = next(p for p in cal.points() if p.id == "trtllm-h100-llama-2-70b-tp4-b480-128-2048")
+    eff = sv.default_efficiency()
+    s = cal.setup_of(point, eff)
+    assert s.kv_passes == 8 and sv.kv_read_factor(s) == pytest.approx(1 + 7 * eff.reread_share)
+    once = cal.predict(point, eff) / cal.predict(point, replace(eff, reread_share=0.0))
+    assert once < 0.8  # the repeated reads cost a fifth or more of its speed
 
 
 def test_errors_move_with_the_settings():

@@ -51,12 +51,9 @@ def test_throughput_median_within_10_percent(capsys):
     assert np.median(np.abs(errs)) <= THROUGHPUT_MEDIAN
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="two static TensorRT-LLM 0.6.1 Llama-2-70B points (TP4 b480 128/2048, TP2 b64 "
-    "2048/2048) are predicted 1.7-1.8x faster than measured",
-)
 def test_no_throughput_point_off_by_more_than_one_and_a_half(capsys):
+    """TensorRT-LLM 0.6.1's Llama-2-70B points were 1.7-1.8x too fast until its decode kernel (one pass over the KV
+    cache per query head, before XQA in 0.8) was modelled: core.plan.engines, Efficiency.reread_share."""
     ratios = 1 + _throughput_errors(capsys)
     assert np.all((ratios <= THROUGHPUT_WORST) & (ratios >= 1 / THROUGHPUT_WORST))
 
@@ -81,8 +78,13 @@ def test_inter_token_latency_under_load_within_25_percent(capsys):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="first tokens under load: median |error| 34 %, predicted 31-66 % early on four Llama-3.1-8B points "
-    "and 2.4x late on Llama-3.3-70B at 50 in flight",
+    reason="first tokens under load: median |error| 33 % over 7 points (target 25 %). Four Llama-3.1-8B points "
+    "(1,000-20,000-token prompts, 50-100 in flight) are predicted 29-66 % early: their own published throughput x "
+    "ITL says 4-9 requests are not yet decoding at any time (0.6-0.9 s each at 1,000-5,000-token prompts), where "
+    "the step model's prefill takes 0.1-0.2 s and no documented default of NIM's TensorRT-LLM (token budget 8,192; "
+    "4,096 or 2,048 make it worse) accounts for the rest. Llama-3.3-70B: 2.4x late at 50 in flight (the closed "
+    "loop's opening burst of 50 5,000-token prompts, counted as the clients count it; +15 % without it) and 33 % "
+    "early at 100, where the published figures imply ~85 requests decoding at once and the memory rule admits 96.",
 )
 def test_time_to_first_token_under_load_within_25_percent(capsys):
     assert _latency(capsys, "ttft") <= LATENCY_MEDIAN

@@ -31,7 +31,7 @@ def test_the_task_prints_one_json_object_with_the_plan_and_its_runners_up():
     assert done.stderr == "" and len(done.stdout.strip().splitlines()) == 1
     out = json.loads(done.stdout)
     assert list(out) == [*KEYS, "runners_up", *BUDGET_KEYS]
-    # sized under load: 6 copies of 2 × H100 (tests/unit/test_plan_search.py's hand calculation)
+    # sized under load: 12 H100s (tests/unit/test_plan_search.py's hand calculation)
     assert out["gpu"] == "h100-sxm" and out["gpus"] == 12 and out["gpus"] == out["copies"] * out["gpus_per_copy"]
     low, high = out["cost_range"]
     assert low <= out["monthly_cost"] <= high
@@ -56,7 +56,7 @@ def test_a_config_file_and_pinned_gpus_per_copy(tmp_path):
 @pytest.mark.parametrize(
     ("args", "code", "words"),
     [
-        (["--model", "llama-3.1-70b", *TASK, "--gpu", "h100-sxm", "--tp", "1"], 1, "allow 2 GPUs per copy"),
+        (["--model", "llama-3.1-70b", *TASK, "--gpu", "h100-sxm", "--tp", "1"], 1, "allow 4 GPUs per copy"),
         (["--model", "llama-3.1-70b", *TASK, "--price", "h100-sxm=0"], 2, "price for H100 SXM"),
         (["--model", "llama-3.1-70b", *TASK, "--price", "h100-sxm"], 2, "GPU_ID=DOLLARS_PER_HOUR"),
         (["--model", "llama-3.1-70b", *TASK[:-2]], 2, "--tokens-per-s"),

@@ -149,8 +149,12 @@ def _money(v: float) -> str:
 def _months_text(months: list[int]) -> str:
     if not months:
         return ""
-    shown = ", ".join(map(str, months[:6])) + (f" and {len(months) - 6} more" if len(months) > 6 else "")
-    return f"month{'s' if len(months) > 1 else ''} {shown}"
+    if len(months) > 6:  # the first six, then how many more months (not a month number)
+        rest = len(months) - 6
+        return f"months {', '.join(map(str, months[:6]))} and {rest} later month{'s' if rest > 1 else ''}"
+    if len(months) > 1:
+        return f"months {', '.join(map(str, months[:-1]))} and {months[-1]}"
+    return f"month {months[0]}"
 
 
 def _sentence(b: dict, growth: Growth, change: tuple[int | None, str | None]) -> str:

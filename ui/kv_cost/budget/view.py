@@ -25,6 +25,7 @@ from ui.kv_cost.budget import inputs as budget_inputs
 from ui.kv_cost.numbers import money
 
 REALISTIC = "Realistic $ per 1M output tokens"  # beside the plan's "$ per 1M output tokens" (its best case)
+REALISTIC_INPUT = "Realistic $ per 1M input tokens"
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def _way_card(c: Computed, way: str) -> Card:
 
 
 def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
-    """The first month's day and the horizon in four cards."""
+    """The first month's day and the horizon in five cards."""
     d = c.day
     return [
         Card(
@@ -93,6 +94,13 @@ def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
             f"{_ratio(d.realistic_per_m_output, d.best_per_m_output)} of {money(d.best_per_m_output)}",
             "The day's bill over the day's answer tokens on this traffic curve. The plan's '$ per 1M output tokens' "
             "is its best case: the peak rate every hour of the month.",
+        ),
+        Card(
+            REALISTIC_INPUT,
+            money(d.realistic_per_m_input),
+            f"{_ratio(d.realistic_per_m_input, d.best_per_m_input)} of {money(d.best_per_m_input)}",
+            "The day's bill for reading prompts over the day's prompt tokens on this traffic curve, beside the plan's "
+            "best case.",
         ),
         Card(
             "Copy-hours a day",

@@ -13,7 +13,6 @@ import streamlit as st
 
 from core.plan import budget, daily, payment
 from core.plan import serving as sv
-from ui.elements.safe_text import plain
 from ui.kv_cost.settings import (
     BUDGET_KEYS,
     CHEAPEST,
@@ -130,10 +129,8 @@ def pay_fields(gpu_id: str) -> None:
         for index, (key, name) in enumerate(zip(PAY_KEYS, PAY_FIELDS, strict=True)):
             column = cols[index % 3]
             _pay_field(key, column)
-            column.caption(
-                "your figure" if key in own else f"{presets[name].status}: {plain(_short(presets[name].text))}",
-                help=plain(presets[name].text),
-            )
+            source = presets[name].text.replace("$", "\\$")  # the asset's own words; a dollar sign stays literal
+            column.caption("your figure" if key in own else f"{presets[name].status}: {_short(source)}", help=source)
         if own:
             st.button("Use the presets again", key="kv-pay-presets", on_click=own.clear)
 

@@ -149,8 +149,12 @@ def _money(v: float) -> str:
 def _months_text(months: list[int]) -> str:
     if not months:
         return ""
-    shown = ", ".join(map(str, months[:6])) + (f" and {len(months) - 6} more" if len(months) > 6 else "")
-    return f"month{'s' if len(months) > 1 else ''} {shown}"
+    if len(months) > 6:  # the first six, then how many more months (not a month number)
+        rest = len(months) - 6
+        return f"months {', '.join(map(str, months[:6]))} and {rest} later month{'s' if rest > 1 else ''}"
+    if len(months) > 1:
+        return f"months {', '.join(map(str, months[:-1]))} and {months[-1]}"
+    return f"month {months[0]}"
 
 
 def _sentence(b: dict, growth: Growth, change: tuple[int | None, str | None]) -> str:
@@ -163,6 +167,8 @@ def _sentence(b: dict, growth: Growth, change: tuple[int | None, str | None]) ->
         f"Over {growth.months} months at {rate}, {_way(best)} costs {_money(totals[best])} in all, "
         f"{_money(totals[runner] - totals[best])} less than {_way(runner)} ({_money(totals[runner])})"
     )
+    if best == "reserved-3y" and growth.months < 36:
+        text += f"; its 3-year term commits {36 - growth.months} months more than this horizon shows"
     years = b["cheapest_by_year"]
     if len(set(years)) > 1:
         text += "; the cheapest changes by year: " + ", ".join(f"year {i + 1} {_way(w)}" for i, w in enumerate(years))

@@ -19,11 +19,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.assets import ASSETS
 from core.plan import serving as sv
+
+if TYPE_CHECKING:
+    from core.plan.search import Candidate
 
 ASSET = ASSETS / "traffic_shapes.json"
 HOURS = 24
@@ -121,18 +125,18 @@ class Capacity:
     output_tokens: int
 
     @classmethod
-    def of(cls, plan: object, load: sv.Workload, copies_under_load: int | None = None) -> Capacity:
+    def of(cls, plan: Candidate, load: sv.Workload, copies_under_load: int | None = None) -> Capacity:
         """A planner's plan (core.plan.search.Candidate) as a copy's capacity. `copies_under_load`: the copies the
         latency-under-load sizing needs at the peak (core.plan.load_sizing); when more than the plan's, a copy
         carries only the peak's share among them."""
-        sizing = plan.sizing  # type: ignore[attr-defined]
+        sizing = plan.sizing
         per_copy = float(sizing.requests_per_s_copy)
         if copies_under_load and copies_under_load > sizing.copies:
             per_copy = min(per_copy, load.requests_per_minute / 60.0 / copies_under_load)
         return cls(
             requests_per_s_copy=per_copy,
-            gpus_per_copy=int(plan.tp),  # type: ignore[attr-defined]
-            price_per_gpu_hour=float(plan.price),  # type: ignore[attr-defined]
+            gpus_per_copy=int(plan.tp),
+            price_per_gpu_hour=float(plan.price),
             prefill_share=float(sizing.prefill_share),
             prompt_tokens=int(load.prompt_tokens),
             output_tokens=int(load.output_tokens),

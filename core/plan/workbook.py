@@ -217,6 +217,22 @@ NOTE = (
     "Requests served: hour by hour the smaller of the rate and what the copies carry, (a + b - |a - b|) / 2."
 )
 HEADER = 24  # the monthly table's header row (0-based); months below it
+RULES = (
+    "Month m's peak rate = the peak × (1 + growth)^(m - 1); every day of the month follows the traffic shape.",
+    "Copies each hour = the hour's rate over one copy's capacity, rounded up; autoscaling keeps them between its "
+    "minimum and maximum, a fixed fleet runs the peak's copies all day.",
+    "Copy-hours a day = the copies of every hour + each copy added since the hour before × the warm-up (billed).",
+    "On-demand = copy-hours a month × GPUs per copy × the price per GPU-hour.",
+    "Reserved = the busiest hour's GPUs × hours × price × (1 - discount), used or not; a term is a commitment for its "
+    "whole 1 or 3 years, and months of it past the horizon are not counted here.",
+    "Own = (servers × server price / (depreciation years × 12) + IT kW × PUE × $/kWh × hours + IT kW × colocation) × "
+    "(1 + operations share); IT kW = (GPUs × GPU watts + servers × server watts) / 1000, GPUs at their rated power "
+    "all month; servers are only ever added, never sold.",
+    "API = the month's tokens at the average rate (the day's mean, not its peak) × the API's prices.",
+    "Realistic $ per 1M tokens = a day's on-demand bill × the prefill share (input) or the rest (output) over the "
+    "day's served tokens; the best case bills the peak rate every hour.",
+    "Break-even = month 1's cost of the cheapest self-hosted way over the horizon / the API's price per token.",
+)
 
 
 def _cell(row: int, col: int, row_abs: bool = False, col_abs: bool = False) -> str:
@@ -330,6 +346,8 @@ def _plan_sheet(w: _Writer, k: int, name: str, inputs: BudgetInputs, b: bg.Budge
         need = f"ROUNDUP({x_cell}*{shares}-1E-9,0)"
         formula = f"{{=IF({need}<{lo_cell},{lo_cell},IF({need}>{hi_cell},{hi_cell},{need}))}}"
         ws.write_array_formula(r, HOUR0, r, HOUR0 + 23, formula, w.count, float(copies[0]))
+        for h in range(1, 24):  # the array's other cells hold only their cached values, as Excel stores them
+            ws.write_number(r, HOUR0 + h, float(copies[h]), w.count)
     _summary(w, ws, k, b, first, last)
 
 
@@ -388,7 +406,7 @@ def _summary(w: _Writer, ws, k: int, b: bg.Budget, first: int, last: int) -> Non
         heads = f"{_cell(top, col0 + 1)}:{_cell(top, col0 + 5)}"
         ws.write_formula(r, col0 + 6, f"=INDEX({heads},MATCH(MIN({sums}),{sums},0))", None,
                          bg.WAYS[b.cheapest_by_year[y]])  # fmt: skip
-    ws.freeze_panes(HEADER + 1, 1)
+    ws.freeze_panes(0, 1)  # the labels stay in view; the summary and table scroll
 
 
 # --------------------------------------------------------------------------------------------------- sources
@@ -402,9 +420,9 @@ def _sources_sheet(w: _Writer, scenarios: list[tuple[str, BudgetInputs, bg.Budge
     ws.set_column(3, 3, 120)
     row = 0
     ws.write_string(row, 0, "How the plan is computed", w.bold)
-    for line in (bg.__doc__ or "").strip().splitlines()[2:]:
+    for line in RULES:
         row += 1
-        ws.write_string(row, 3, line.strip())
+        ws.write_string(row, 3, line)
     row += 2
     for col, text in enumerate(("Scenario", "Figure", "Value", "Source")):
         ws.write_string(row, col, text, w.head)

@@ -16,7 +16,7 @@ from core.plan.model_config import presets
 from tests.app.helpers import chart_specs, metric_cards, static_tables
 from tests.app.kv_cost_page import PAGE
 from ui.elements.numbers import dollars
-from ui.kv_cost.budget.view import REALISTIC
+from ui.kv_cost.budget.view import REALISTIC, REALISTIC_INPUT
 from ui.kv_cost.numbers import money
 
 TASK = {"model": "Llama-3.1-70B", "rpm": "300", "prompt": "1500", "answer": "400", "kv_section": "Budget by month"}
@@ -57,6 +57,7 @@ def test_the_budget_is_the_engines_for_the_task_on_office_hours():
     at = open_budget(growth="5", months="36")
     b = engine_budget(growth=bu.Growth(5.0, 36))
     assert cards(at)[REALISTIC]["metric-value"] == money(b.realistic_per_m_output)
+    assert cards(at)[REALISTIC_INPUT]["metric-value"] == money(b.realistic_per_m_input)
     assert b.realistic_per_m_output > b.best_per_m_output  # a fleet sized for the peak idles at night
     assert cards(at)["Cheapest over 36 months"]["metric-value"] == bu.WAYS[b.cheapest]
     assert totals(at) == {label: f"${b.total(way):,.0f}" for way, label in bu.WAYS.items()}

@@ -73,6 +73,7 @@ def test_one_month_of_each_way_by_hand(plan):
     assert b.break_even_tokens_per_month == pytest.approx(4380 / 1.2e-6)
     assert b.realistic_per_m_output == pytest.approx(1e6 * 72 * 4 * 0.8 / (162_000 * 250))
     assert "cloud reserved, 3 years costs $52,560 in all" in b.sentence
+    assert "its 3-year term commits 24 months more than this horizon shows" in b.sentence
     assert b.gpu_type_change_month is None
 
 
@@ -176,3 +177,11 @@ def test_every_preset_has_a_source_or_says_it_is_your_figure():
     h200 = bg.sources("h200-sxm")["server_price"]
     assert h200.status == "assumption" and "scaled" in h200.text
     assert bg.source_text("pue", "l4").startswith("Uptime Institute")
+
+
+def test_the_months_copies_are_added_read_as_months_and_a_count_never_as_a_month_number():
+    from core.plan.budget import _months_text
+
+    assert _months_text([3]) == "month 3"
+    assert _months_text([3, 4, 6]) == "months 3, 4 and 6"
+    assert _months_text(list(range(3, 40, 3))) == "months 3, 6, 9, 12, 15, 18 and 7 later months"

@@ -5,6 +5,7 @@ depends on it; a reader's text is stored as plain text, never a formula or a lin
 from __future__ import annotations
 
 import io
+import re
 import time
 import zipfile
 from dataclasses import replace
@@ -173,10 +174,31 @@ def test_a_scenario_name_is_stored_as_plain_text(name):
     assert all(c.hyperlink is None for ws in book.worksheets for row in ws.iter_rows() for c in row)
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         xml = "".join(z.read(n).decode("utf-8") for n in z.namelist() if n.startswith("xl/worksheets/sheet"))
-        assert "HYPERLINK" not in xml.replace("&quot;", '"').split("<f>")[0] or "<f>HYPERLINK" not in xml
+        cells = re.findall(r"<f>(.*?)</f>", xml)
+        assert cells and not any("HYPERLINK" in f or "SUM(A1)" in f for f in cells)
         assert not any(n.startswith("xl/worksheets/_rels") for n in z.namelist())
 
 
 def test_a_workbook_needs_a_scenario():
     with pytest.raises(ValueError, match="at least one scenario"):
         wbk.workbook_bytes([])
+
+
+def test_a_peak_typed_into_the_workbook_recomputes_the_copies_hour_by_hour(tmp_path):
+    config, load = presets()["llama-3.1-8b"], sv.Workload(600, 1000, 250)
+    plan = se.search(config, load, gpus=["l4"]).plan
+    pay = bg.default_payment(plan.gpu.id, config, "llama-3.1-8b", load)
+    growth, fleet, curve = bg.Growth(3.0, 12), dl.Fleet(autoscale=True, max_copies=40), dl.shape("office-hours")
+    cap = dl.Capacity.of(plan, load)
+    inputs = wbk.BudgetInputs("Base", config.name, plan.gpu.id, plan.tp, "vllm", load, cap, curve, fleet, growth, pay,
+                              "office-hours")  # fmt: skip
+    b = bg.budget(config, "llama-3.1-8b", load, plan, curve, fleet, growth, pay, capacity=cap)
+    data = wbk.workbook_bytes([("Base", inputs, b)])
+    peak = _named_cell(data, "s1_peak_rpm")
+    tripled = recompute(data, tmp_path, {f"'[plan.xlsx]ASSUMPTIONS'!{peak}": 3 * load.requests_per_minute})
+    big = replace(load, requests_per_minute=3 * load.requests_per_minute)
+    want = bg.budget(config, "llama-3.1-8b", big, plan, curve, fleet, growth, pay, capacity=cap)
+    assert want.copies_by_month[0] > b.copies_by_month[0]
+    for cell, value in expected(want).items():
+        got = tripled("Plan 1", cell)
+        assert got == value if isinstance(value, str) else got == pytest.approx(value, rel=REL), cell

@@ -51,6 +51,9 @@ WORDS = {
         "hbm",
         "tpot",
         "mfu-mbu",
+        "copy-hour",
+        "reserved-term",
+        "pue",
     ),
 }
 

@@ -495,7 +495,9 @@ def section_picker() -> str | None:
         bind="query-params",
         help="Pick a section to open it below; the link then opens it too. Workload and bill: GPUs and the monthly "
         "bill for your traffic. Build vs buy: the same traffic against an API's prices. Calibration: the time model "
-        "against measured servers. Budget: what each lever saves. Model anatomy: where the bytes go. Sources: where "
-        "every figure comes from. Latency under load: first token and token gaps as the request rate per copy grows.",
+        "against measured servers. Budget by month: your day's traffic, growth and every way to pay, scenarios side "
+        "by side and the workbook. Memory levers: what each memory lever saves. Model anatomy: where the bytes go. "
+        "Sources: where every figure comes from. Latency under load: first token and token gaps as the request rate "
+        "per copy grows.",
     )
     return picked

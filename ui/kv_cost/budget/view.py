@@ -14,6 +14,7 @@ from core.plan import budget as bu
 from core.plan import daily, search
 from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
+from ui.elements.glossary import link
 from ui.elements.metric_cards import Card, metric_cards
 from ui.elements.numbers import dollars, plural
 from ui.elements.safe_text import plain
@@ -24,6 +25,7 @@ from ui.kv_cost.budget import inputs as budget_inputs
 from ui.kv_cost.numbers import money
 
 REALISTIC = "Realistic $ per 1M output tokens"  # beside the plan's "$ per 1M output tokens" (its best case)
+REALISTIC_INPUT = "Realistic $ per 1M input tokens"
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def _way_card(c: Computed, way: str) -> Card:
 
 
 def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
-    """The first month's day and the horizon in four cards."""
+    """The first month's day and the horizon in five cards."""
     d = c.day
     return [
         Card(
@@ -92,6 +94,13 @@ def cards(c: Computed, plan: search.Candidate, way: str) -> list[Card]:
             f"{_ratio(d.realistic_per_m_output, d.best_per_m_output)} of {money(d.best_per_m_output)}",
             "The day's bill over the day's answer tokens on this traffic curve. The plan's '$ per 1M output tokens' "
             "is its best case: the peak rate every hour of the month.",
+        ),
+        Card(
+            REALISTIC_INPUT,
+            money(d.realistic_per_m_input),
+            f"{_ratio(d.realistic_per_m_input, d.best_per_m_input)} of {money(d.best_per_m_input)}",
+            "The day's bill for reading prompts over the day's prompt tokens on this traffic curve, beside the plan's "
+            "best case.",
         ),
         Card(
             "Copy-hours a day",
@@ -145,8 +154,9 @@ def section(
     st.markdown(
         f"The plan above bills the peak rate every hour: its best case. Real traffic follows a daily curve, grows "
         f"month by month, and can be paid for in more than one way. Here the plan's fleet ({plan.label}) carries "
-        "your day and your growth, priced five ways: cloud on-demand, cloud reserved for 1 or 3 years, buying "
-        "servers, or the API of the Build vs buy section."
+        f"your day and your growth in {link('copy-hour', 'copy-hours')}, priced five ways: cloud on-demand, a one- or "
+        f"three-year cloud {link('reserved-term')}, buying servers (power at the data centre's {link('pue')}), or the "
+        "API of the Build vs buy section."
     )
     budget_inputs.traffic()
     budget_inputs.pay_fields(plan.gpu.id)

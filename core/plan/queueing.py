@@ -8,7 +8,7 @@ tokens arriving at λ per second:
   the step before (gated: a prompt waits for the step under way to end), within the engine's token budget. A step
   with K prompts lasts L = τ₀ + δ·K: τ₀ the decode-only step of N sequences, δ what one prompt adds to it.
 - **Means.** Little's law gives N = λ·(O − 1)·τ̄ and K̄ = λ·τ̄, so the mean step τ̄ solves τ̄ = step(N, K̄): a fixed
-  point of a convex, piecewise-linear map (Newton from below). A map that never comes back under the diagonal is a
+  point of a map that grows with τ, approached from below. A map that never comes back under the diagonal is a
   copy past its capacity: the queue grows without bound.
 - **Spread.** K given the last step's length is Poisson(λ·L), so the step length has variance δ²·λ·τ̄ / (1 − λ²δ²).
   An inter-token gap is one step: its quantiles are τ₀ + δ·(the quantile of K, Poisson at the mean step, in whole
@@ -41,7 +41,7 @@ from core.plan.model_config import ModelConfig
 
 NORMAL = NormalDist()
 Z95 = NORMAL.inv_cdf(0.95)
-NEWTON_STEPS = 12  # the mean step's fixed point: exact for a piecewise-linear map in as many steps as it has pieces
+SOLVER_STEPS = 60  # the mean step's fixed point: a few steps on a piecewise-linear map, more only near capacity
 RATE_TOLERANCE = 0.01  # the largest rate meeting a target, to 1 % (the shortcut's own error is larger)
 BISECTIONS = 24  # at most, from a bracket [0, ceiling]
 
@@ -152,25 +152,43 @@ class Queue:
         return chunks, seconds
 
     def mean_step(self, rate: float) -> float:
-        """The mean step τ̄ at `rate`: τ = τ₀(N) + δ(N)·λτ with N = λ(O − 1)τ, solved by Newton from below; inf past
-        capacity."""
+        """The mean step τ̄ at `rate`: τ = τ₀(N) + δ(N)·λτ with N = λ(O − 1)τ: the smallest fixed point, approached
+        from below (secant, then false position); inf past capacity."""
         o1 = self.output - 1
 
         def f(tau: float) -> float:  # a step holds whole prompts: its mean is τ₀ + δ·K̄, not the step of K̄ prompts
             base, one = self._pair(max(rate * o1 * tau, 1.0))
             return base + (one - base) * rate * tau
 
-        tau = f(0.0)
-        for _ in range(NEWTON_STEPS):
-            value = f(tau)
-            if value <= tau * (1 + 1e-9):
-                return tau
-            h = 1e-6 * tau + 1e-12
-            slope = (f(tau + h) - value) / h
-            if slope >= 1.0:
+        # f grows with τ, so the smallest fixed point is approached from below: secant steps while g = f − τ > 0
+        # (a plain f step where the secant does not point forward), then false position (Illinois) once a step
+        # overshoots; past the τ at which the copy would hold more requests than it can, it never keeps up
+        beyond = self.capacity / (rate * o1) if rate * o1 > 0 else math.inf
+        lo, g_lo = 0.0, f(0.0)
+        hi, g_hi = math.inf, 0.0
+        t, side = g_lo, 0
+        for _ in range(SOLVER_STEPS):
+            if t > beyond:
                 return math.inf
-            tau = tau + (value - tau) / (1.0 - slope)
-        return tau if f(tau) <= tau * (1 + 1e-6) else math.inf
+            g = f(t) - t
+            if abs(g) <= 1e-9 * t:
+                return t
+            if g > 0:
+                slope = (g - g_lo) / (t - lo)
+                lo, g_lo = t, g
+                if side == 1:
+                    g_hi /= 2
+                side = 1
+            else:
+                hi, g_hi = t, g
+                if side == -1:
+                    g_lo /= 2
+                side = -1
+            if math.isfinite(hi):  # bracketed: false position
+                t = lo - g_lo * (hi - lo) / (g_hi - g_lo)
+                continue
+            t = t - g / slope if slope < 0 else t + g  # below the root: a secant step, or an f step
+        return t if math.isfinite(hi) and hi - lo <= 1e-6 * hi else math.inf
 
     # ------------------------------------------------------------------------------------------- one rate
     def at(self, rate: float) -> Estimate:
@@ -257,7 +275,7 @@ class Queue:
             point = self.at(rate).point
             return point.complete and point.ttft_p95 <= ttft_s and point.itl_p95 <= itl_s
 
-        if not meets(1e-9):
+        if not meets(0.0):  # one request alone (the cached lone figures): no rate meets a target it misses
             return 0.0
         low, high = 0.0, self.ceiling()
         for _ in range(BISECTIONS):

@@ -165,6 +165,27 @@ def test_latency_grows_with_the_rate_and_a_copy_past_its_ceiling_never_keeps_up(
     assert not beyond.complete and math.isinf(beyond.ttft_p95) and not beyond.meets(LOAD)
 
 
+@pytest.mark.parametrize("model", ["llama-3.1-70b", "mixtral-8x7b", "deepseek-v3"])
+def test_the_mean_step_is_the_smallest_fixed_point_and_grows_with_the_rate(model):
+    """A mixture of experts reads more experts as a step holds more tokens, so its step map is not convex and has
+    more than one fixed point: the one traffic reaches from an idle copy is the smallest, and it grows with the rate."""
+    q = qu.queue(presets()[model], _dep("h200-sxm", 8, "sglang", 8), EFF, 1000, 300)
+    steps = []
+    for rate in np.linspace(0.02, 0.98, 25) * q.ceiling():
+        tau = q.mean_step(float(rate))
+        if not math.isfinite(tau):
+            break
+
+        def step_map(t: float, rate: float = float(rate)) -> float:  # τ₀(N) + δ(N)·λτ, N = λ(O − 1)τ
+            n = max(rate * 299 * t, 1.0)
+            return q.step(n, 0.0) + (q.step(n, 1.0) - q.step(n, 0.0)) * rate * t
+
+        assert step_map(tau) == pytest.approx(tau, rel=1e-6)
+        assert all(step_map(t) > t for t in np.linspace(0.0, tau, 50)[:-1])  # nowhere below it on the diagonal
+        steps.append(tau)
+    assert len(steps) >= 10 and all(b > a for a, b in itertools.pairwise(steps))
+
+
 def test_the_largest_rate_meets_the_target_and_a_little_more_does_not():
     q = qu.queue(LLAMA_8B, DEP, EFF, 1000, 200)
     top = q.max_rate(LOAD.ttft_s, ls.itl_target(LOAD))

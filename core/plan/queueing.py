@@ -196,11 +196,31 @@ class Queue:
         lone, single = self._lone, self._single
         if rate <= 0:
             return Estimate(ls.Point(0.0, lone, lone, single, single, True), single, 1.0, True)
+        parts = self._parts(rate)
+        if parts is None:
+            return self._unstable(rate)
+        itl = [self._itl(parts, rate, q) for q in (0.5, 0.95)]
+        ttft = self._ttft(parts, rate, (0.5, 0.95))
+        return Estimate(ls.Point(rate, ttft[0], ttft[1], itl[0], itl[1], True), parts[0], parts[1], True)
+
+    def meets(self, rate: float, ttft_s: float, itl_s: float) -> bool:
+        """Whether the p95 first token and inter-token latency at `rate` are within `ttft_s` and `itl_s` (the same
+        figures as `at`, the gap first: a rate whose gap misses skips the first token's arithmetic)."""
+        if rate <= 0:
+            return self._lone <= ttft_s and self._single <= itl_s
+        parts = self._parts(rate)
+        if parts is None or self._itl(parts, rate, 0.95) > itl_s:
+            return False
+        return self._ttft(parts, rate, (0.95,))[0] <= ttft_s
+
+    def _parts(self, rate: float) -> tuple[float, ...] | None:
+        """(τ̄, decoding, in the copy, N, τ₀, prompt steps, δ, prompts per step, free budget, budget load) at `rate`,
+        or None when the copy cannot keep up."""
         tau = self.mean_step(rate)
         decoding = rate * (self.output - 1) * tau
         in_copy = decoding + rate * tau  # requests decoding or prefilling
         if not math.isfinite(tau) or in_copy >= self.capacity:
-            return self._unstable(rate)
+            return None
         n = max(decoding, 1.0)
         base = self._pair(n)[0]
         chunks, delta = self._prompt_steps(n)
@@ -208,14 +228,25 @@ class Queue:
         free = max(1.0, self.limits.token_budget - n)
         budget_load = per_step * self.prompt / free
         if budget_load >= 1.0 or rate * delta >= 1.0:
-            return self._unstable(rate)
-        # step length: L = τ₀ + δ·K, K | L ~ Poisson(λL); its stationary variance
-        var_step = delta * delta * rate * tau / (1.0 - (rate * delta) ** 2)
+            return None
+        return tau, decoding, in_copy, n, base, float(chunks), delta, per_step, free, budget_load
+
+    def _itl(self, parts: tuple[float, ...], rate: float, q: float) -> float:
+        """The q-quantile of the gap between tokens: one step, τ₀ plus δ for each prompt it carries."""
+        _, _, _, n, base, _, delta, per_step, free, _ = parts
         full = self.step(n, min(free / self.prompt, 1e9)) if self.prompt > 0 else base
         # a step carries no prompt when none arrived during the one before it, whose length is τ₀ + δ·K': that chance
         # is exp(−λτ₀ + K̄(e^(−λδ) − 1)), above the plain Poisson's exp(−λτ̄) (long steps cluster)
         empty = math.exp(-rate * base + per_step * (math.exp(-rate * delta) - 1.0))
-        itl = [min(base + (0.0 if empty >= q else delta * _poisson_quantile(per_step, q)), full) for q in (0.5, 0.95)]
+        return min(base + (0.0 if empty >= q else delta * _poisson_quantile(per_step, q)), full)
+
+    def _ttft(self, parts: tuple[float, ...], rate: float, qs: tuple[float, ...]) -> list[float]:
+        """The qs-quantiles of the time to first token: the step under way, the step carrying the prompt, the
+        queues near a limit."""
+        tau, _, in_copy, _, base, chunks, delta, _, free, budget_load = parts
+        lone = self._lone
+        # step length: L = τ₀ + δ·K, K | L ~ Poisson(λL); its stationary variance
+        var_step = delta * delta * rate * tau / (1.0 - (rate * delta) ** 2)
         # first token, busy copy: the residual of a length-biased step, then the step carrying the prompt
         if var_step > 0:  # a gamma step length, length-biased: shape k + 1 at the same scale
             shape, scale = tau * tau / var_step, var_step / tau
@@ -238,8 +269,7 @@ class Queue:
         (p1, w1), (p2, w2) = self._cap_wait(in_copy, tau), self._budget_wait(budget_load, tau * self.prompt / free)
         p_wait = 1.0 - (1.0 - p1) * (1.0 - p2)
         wait = (p1 * w1 + p2 * w2) / p_wait if p_wait > 0 else 0.0
-        ttft = [_with_wait(mean, var, p_wait, wait, q) for q in (0.5, 0.95)]
-        return Estimate(ls.Point(rate, ttft[0], ttft[1], itl[0], itl[1], True), tau, decoding, True)
+        return [_with_wait(mean, var, p_wait, wait, q) for q in qs]
 
     def _cap_wait(self, in_copy: float, tau: float) -> tuple[float, float]:
         """(probability of waiting, mean wait when waiting) for a place among the requests the copy can hold."""
@@ -270,19 +300,14 @@ class Queue:
     def max_rate(self, ttft_s: float, itl_s: float) -> float:
         """The largest rate per copy whose p95 first token and inter-token latency are within `ttft_s` and `itl_s`
         (0: none), by bisection between 0 and the ceiling, to `RATE_TOLERANCE`."""
-
-        def meets(rate: float) -> bool:
-            point = self.at(rate).point
-            return point.complete and point.ttft_p95 <= ttft_s and point.itl_p95 <= itl_s
-
-        if not meets(0.0):  # one request alone (the cached lone figures): no rate meets a target it misses
+        if not self.meets(0.0, ttft_s, itl_s):  # one request alone: no rate meets a target it misses
             return 0.0
         low, high = 0.0, self.ceiling()
         for _ in range(BISECTIONS):
             if high - low <= RATE_TOLERANCE * high:
                 break
             mid = (low + high) / 2
-            low, high = (mid, high) if meets(mid) else (low, mid)
+            low, high = (mid, high) if self.meets(mid, ttft_s, itl_s) else (low, mid)
         return low
 
 

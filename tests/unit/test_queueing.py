@@ -186,6 +186,17 @@ def test_the_mean_step_is_the_smallest_fixed_point_and_grows_with_the_rate(model
     assert len(steps) >= 10 and all(b > a for a, b in itertools.pairwise(steps))
 
 
+def test_the_quick_check_agrees_with_the_full_figures_at_every_rate():
+    """`Queue.meets` (the gap first, the first token only when the gap passes) says what `at(rate).point.meets`
+    says, over rates from idle to past the ceiling and a grid of targets."""
+    q = qu.queue(LLAMA_8B, DEP, EFF, 1000, 200)
+    for rate in np.linspace(0.0, 1.1 * q.ceiling(), 60):
+        point = q.at(float(rate)).point
+        for ttft, tokens in TARGETS:
+            load = sv.Workload(ttft_s=ttft, min_tokens_per_s=tokens)
+            assert q.meets(float(rate), ttft, 1 / tokens) == point.meets(load)
+
+
 def test_the_largest_rate_meets_the_target_and_a_little_more_does_not():
     q = qu.queue(LLAMA_8B, DEP, EFF, 1000, 200)
     top = q.max_rate(LOAD.ttft_s, ls.itl_target(LOAD))

@@ -151,7 +151,7 @@ CONTROLS = (
     Control(
         _spec("pages/ablation_lab.py"), "head toggle", f"?view={quote(COLLATERAL_TAB)}", "pills", _pill("heads", 1)
     ),
-    Control(_spec("pages/kv_cost.py"), "context ±", "", "number", _stepper("context")),
+    Control(_spec("pages/kv_cost.py"), "context ±", "?calculator=open", "number", _stepper("context")),
 )
 TRIVIAL = PageSpec("trivial.py", "trivial page", "", "", "")
 

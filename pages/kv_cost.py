@@ -38,51 +38,75 @@ shared_link.link_notes()
 plan_answer, plan_inputs = st.container(), st.container()  # the answer first, above the inputs (on a phone too)
 with plan_inputs:
     plan_view.inputs()
-answer = leads.slot()  # the memory calculator's answer, above its inputs
-leads.words("kv_cost")
-st.markdown(
-    "**The memory behind the plan.** The plan above is sized by the peak requests per minute; the calculator below "
-    f"counts concurrent users instead (the primer's example, {inputs.primer_example()}, one click away) and does not "
-    "change the plan. Primer §3 explains why only K and V are kept: every new token looks back at "
-    f"the {link('kv-cache')} of all earlier tokens. Below, the primer's size formula in full: memory per GPU, how many "
-    "users fit, how many GPUs they need; the sections below the table plan the workload's monthly bill, weigh it "
-    "against an API and show how close the time model comes to measured servers. Every number follows from the "
-    "choices on this page, and the page's address holds all of them: copy the link to share the scenario."
-)
-st.button(f"Show the primer's example ({inputs.primer_example()})", on_click=inputs.load_primer_example, type="primary")
-choice, sizes_column = inputs.scenario_widgets(kv_help=tip("kv-cache"))
-fields = inputs.own_model(choice["model"])
-planned = scenario.model_config(choice["model"], fields)
-workload = scenario.workload(planned, choice["model"])
+    engine = inputs.engine_settings()
+    model_id = st.session_state.get("model", inputs.PRIMER)
+    fields = inputs.own_model(model_id)
+choice = {"model": model_id} | inputs.calculator_values() | engine
+planned = scenario.model_config(model_id, fields)
+workload = scenario.workload(planned, model_id)
 found = plan_view.run_search(planned, choice, workload[0])
 with plan_answer:
     plan_view.answer(planned, found, workload[0])
 with plan_inputs:
     plan_view.details(found)
+briefing_box = st.container()  # the briefing's download, under the plan (the fragment fills it)
+leads.words("kv_cost")
+calculator = st.expander(settings.CALCULATOR_LABEL, key=settings.CALCULATOR_OPEN_KEY, on_change="rerun")
+inputs.keep_in_link({settings.CALCULATOR: settings.CALCULATOR_OPEN if calculator.open else None})
+answer = sizes_column = None
+if calculator.open:  # drawn only while open: the plan's first screen stays light
+    with calculator:
+        answer = leads.slot()  # the memory calculator's answer, above its inputs
+        st.markdown(
+            "The plan above is sized by the peak requests per minute; this calculator counts concurrent users "
+            f"instead (the primer's example, {inputs.primer_example()}, one click away) and does not change the "
+            f"plan. Primer §3 explains why only K and V are kept: every new token looks back at the {link('kv-cache')} "
+            "of all earlier tokens. Here, the primer's size formula in full: memory per GPU, how many users fit, how "
+            "many GPUs they need. Every number follows from the choices on this page, and the page's address holds "
+            "all of them: copy the link to share the scenario."
+        )
+        st.button(
+            f"Show the primer's example ({inputs.primer_example()})",
+            on_click=inputs.load_primer_example,
+            type="primary",
+        )
+        sizes_column = inputs.calculator_widgets(kv_help=tip("kv-cache"))
 
 
 @st.fragment
 def scenario_results(
-    answer: DeltaGenerator, choice: dict, fields: dict, sizes_column: DeltaGenerator, workload: tuple, found: object
+    calculator: DeltaGenerator | None,
+    answer: DeltaGenerator | None,
+    choice: dict,
+    fields: dict,
+    sizes_column: DeltaGenerator | None,
+    workload: tuple,
+    found: object,
 ) -> None:
-    """The sizes (context and users, in their column above) and all they feed: the answer at the top, the formula,
-    charts, table and the picked section. A size, a compared model, a tab or a section reruns only this part; the
-    selectors and expanders above rerun the page."""
+    """The sizes (context and users, in their column of the calculator) and all they feed: the calculator's answer,
+    formula, charts and table while it is open, the briefing, and the picked section. A size, a compared model, a tab
+    or a section reruns only this part; the selectors and expanders above rerun the page."""
     if scenario.workload(scenario.model_config(choice["model"], fields), choice["model"], quiet=True) != workload:
         st.rerun(scope="app")  # a workload field of a section changed: the plan at the top follows
     load, api, peak = workload
-    choice = choice | inputs.size_widgets(sizes_column)
+    choice = choice | (inputs.size_widgets(sizes_column) if sizes_column else inputs.size_values())
     config, deployment = scenario.resolve(choice, fields)
     result = kv.plan(config, deployment)
     plan = getattr(found, "plan", None)
-    auto = scenario.tp_is_auto()
-    with answer:
-        answer_view.headline(leads.kv_cost(config, deployment, result), config, deployment, result, auto=auto)
-    charts.formula(config, deployment, result)
-
-    others = inputs.compare_widget()
-    compared = numbers.compared_rows(config, deployment, others)
-    with answer:
+    if calculator is not None:
+        with answer:
+            headline = leads.kv_cost(config, deployment, result)
+            answer_view.headline(headline, config, deployment, result, auto=scenario.tp_is_auto())
+            answer_view.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
+        with calculator:
+            charts.formula(config, deployment, result)
+            inputs.compare_widget()
+    compared = numbers.compared_rows(config, deployment, inputs.compared_models())
+    if calculator is not None:
+        with calculator:
+            open_tab(settings.VIEWS, charts.VIEW_SECTIONS, compared)
+            tables.comparison_table(compared)
+    with briefing_box:
         url, here, money = app_url(), scenario_link(SPEC.url_path), budget_compare.link_values()
         download(
             lambda: kv_briefing.briefing(
@@ -97,10 +121,6 @@ def scenario_results(
             ),
             file_name="kv-cost-briefing.html",
         )
-        answer_view.context_warning(config, deployment.context)  # the answer's caveat, under its numbers
-    open_tab(settings.VIEWS, charts.VIEW_SECTIONS, compared)
-
-    tables.comparison_table(compared)
     plan_dep = plan_view.plan_deployment(choice, plan) if plan else None
     sections = (  # in the order of settings.SECTIONS; only the picked one runs
         lambda: (
@@ -127,4 +147,4 @@ def scenario_results(
         dict(zip(settings.SECTIONS, sections, strict=True))[picked]()
 
 
-scenario_results(answer, choice, fields, sizes_column, workload, found)
+scenario_results(calculator if calculator.open else None, answer, choice, fields, sizes_column, workload, found)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from core.plan.model_config import presets
 from core.plan.prices import typical_price
 from tests.app.helpers import chart_specs, metric_cards, static_tables
-from ui.kv_cost.settings import ENGINE_OPEN, OWN_MODEL_OPEN, SECTION, SECTIONS
+from ui.kv_cost.settings import CALCULATOR_OPEN_KEY, ENGINE_OPEN, OWN_MODEL_OPEN, SECTION, SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 QWEN2_CONFIG = ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json"  # Qwen2.5-7B's text fields
@@ -103,3 +103,9 @@ def formula_lines(at: AppTest) -> list[str]:
 def comparison(at: AppTest) -> list[list[str]]:
     """The side-by-side table's rows as shown, header first."""
     return static_tables(at)["Side by side"]
+
+
+def with_calculator(app: AppTest) -> AppTest:
+    """The page with its memory calculator open, as a reader who opened it has it (it opens closed)."""
+    app.session_state[CALCULATOR_OPEN_KEY] = True
+    return app

@@ -265,7 +265,7 @@ def test_the_cost_page_help_texts_read_the_presets_the_engines_and_the_month():
 def test_the_byte_units_footnote_states_this_scenario_s_cache_in_both_units():
     from core.plan import kv_cache as kv
 
-    at = run("pages/kv_cost.py")
+    at = run("pages/kv_cost.py", calculator="open")
     footnote = html.unescape("\n".join(e.proto.body for e in at.get("html")))
     plan = kv.plan(*_default_scenario())
     gib, gb = kv.to_gib(plan.kv_per_user), kv.to_gb(plan.kv_per_user)

@@ -33,10 +33,11 @@ from tests.app.kv_cost_page import (
     open_engine,
     open_fields,
     open_section,
+    with_calculator,
 )
 from ui.kv_cost.numbers import COST_COLUMN as FULL_BATCH
 from ui.kv_cost.own_model import FIELD_KEYS
-from ui.kv_cost.settings import ENGINE_OPEN, OWN_MODEL_OPEN, SECTION
+from ui.kv_cost.settings import CALCULATOR_OPEN_KEY, ENGINE_OPEN, OWN_MODEL_OPEN, SECTION
 
 
 def test_default_is_the_primers_example(at):
@@ -538,7 +539,7 @@ def test_gpus_per_copy_and_shared_prompt_come_from_the_link_and_stay_in_it_while
 
 
 def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = with_calculator(AppTest.from_file(PAGE, default_timeout=60))
     app.query_params.update({"util": "0.8", "eff": "0.5"})
     app.run()
     assert not app.slider  # the engine settings are drawn only while their expander is open
@@ -562,3 +563,48 @@ def test_engine_settings_stay_in_the_link_while_their_expander_is_closed():
         metrics(app)["Users per model copy"]
         == f"{kv.plan(P['primer-7b'], replace(dep, block=32, users=8)).max_users:,}"
     )
+
+
+def test_the_memory_calculator_opens_closed_and_keeps_its_values_while_closed():
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.run()
+    assert not app.exception
+    assert [w.key for w in app.number_input if w.key in ("context", "users", "price")] == []  # drawn only when open
+    assert any(c.value.startswith("Words on this page:") for c in app.caption)
+    app.session_state[CALCULATOR_OPEN_KEY] = True
+    app.run()
+    app.selectbox(key="kv_dtype").set_value("fp8").run()
+    app.number_input(key="users").set_value(40).run()
+    app.multiselect(key="compare").set_value(["llama-3.1-8b"]).run()
+    app.session_state[CALCULATOR_OPEN_KEY] = False
+    app.run()
+    assert [w.key for w in app.number_input if w.key == "users"] == []
+    assert {k: app.query_params.get(k) for k in ("kv_dtype", "users", "compare")} == {
+        "kv_dtype": "FP8",
+        "users": "40",
+        "compare": "Llama-3.1-8B",
+    }
+    assert "calculator" not in app.query_params
+    app.session_state[CALCULATOR_OPEN_KEY] = True
+    app.run()
+    assert app.selectbox(key="kv_dtype").value == "fp8" and app.number_input(key="users").value == 40
+    assert app.multiselect(key="compare").value == ["llama-3.1-8b"]
+    assert app.query_params["calculator"] == "open"
+
+
+@pytest.mark.parametrize(
+    ("link", "opened"),
+    [
+        ({"context": "8192"}, True),
+        ({"calculator": "open"}, True),
+        ({"rpm": "300"}, False),
+        ({"calculator": "x"}, False),
+    ],
+)
+def test_a_link_opens_the_calculator_when_it_holds_the_calculators_values(link, opened):
+    app = AppTest.from_file(PAGE, default_timeout=60)
+    app.query_params.update(link)
+    app.run()
+    assert any(w.key == "context" for w in app.number_input) is opened
+    if link == {"calculator": "x"}:
+        assert any("**calculator** = “x”" in w.value for w in app.warning)

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.plan.model_config import MAX_CONFIG_BYTES, parse_config_text
 from tests.app.helpers import metric_cards, shown
+from ui.kv_cost.settings import CALCULATOR_OPEN_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "kv_cost.py")
@@ -34,8 +35,9 @@ HUGE = {
 
 
 def open_link(link: dict[str, str | list[str]]) -> AppTest:
-    """The page opened by a link; it must not raise."""
+    """The page opened by a link, its memory calculator open; it must not raise."""
     at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state[CALCULATOR_OPEN_KEY] = True
     at.query_params.update(link)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -159,7 +161,9 @@ def test_case4_the_server_takes_no_message_larger_than_the_app_needs():
 def test_case5_a_link_with_a_query_is_read_each_time_it_opens_the_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page("pages/kv_cost.py").run()  # the reader has been on the cost page ...
+    at.switch_page("pages/kv_cost.py").run()  # the reader has been on the cost page, its calculator open ...
+    at.session_state[CALCULATOR_OPEN_KEY] = True
+    at.run()
     at.number_input(key="users").set_value(64).run()
     at.switch_page("pages/overview.py")
     at.query_params.clear()
@@ -169,7 +173,7 @@ def test_case5_a_link_with_a_query_is_read_each_time_it_opens_the_page():
     at.run()
     assert not at.exception and at.selectbox(key="model").value == "llama-3.1-70b"
     assert at.session_state["tp"] == 4 and at.number_input(key="users").value == 16  # the link's scenario, whole
-    assert dict(at.query_params) == {"model": "Llama-3.1-70B", "tp": "4"}
+    assert dict(at.query_params) == {"model": "Llama-3.1-70B", "tp": "4", "calculator": "open"}
     at.switch_page("pages/overview.py")
     at.query_params.clear()
     at.run()

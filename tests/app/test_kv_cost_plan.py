@@ -37,6 +37,11 @@ def open_page(**query: str) -> AppTest:
     return at
 
 
+def open_calculator(**query: str) -> AppTest:
+    """The page opened by a link holding `query`, with the memory calculator open."""
+    return open_page(calculator="open", **query)
+
+
 def plan_cards(at: AppTest) -> dict[str, dict]:
     """The plan's four cards by label (the first group of cards on the page)."""
     return {c["metric-label"]: c for c in metric_cards(at)[:4]}
@@ -124,7 +129,7 @@ def test_a_gpu_the_link_names_wrongly_is_named_in_the_one_notice():
 
 
 def test_the_price_follows_the_gpu_and_the_readers_own_price_stays_with_its_gpu():
-    at = open_page()
+    at = open_calculator()
     assert at.number_input(key="price").value == typical_price("h100-sxm")
     at.selectbox(key="gpu").set_value("l40s").run()
     assert at.number_input(key="price").value == typical_price("l40s") != typical_price("h100-sxm")
@@ -136,19 +141,19 @@ def test_the_price_follows_the_gpu_and_the_readers_own_price_stays_with_its_gpu(
     assert at.number_input(key="price").value == 0.5
     rows = [r for r in static_tables(at)[SEARCH_TABLE][1:] if "L40S" in r[0]]  # the search bills L40S at $0.50
     assert all(r[3] == "$0.50" for r in rows)
-    shared = open_page(gpu="L40S", price="l40s:0.5")
+    shared = open_calculator(gpu="L40S", price="l40s:0.5")
     assert shared.number_input(key="price").value == 0.5
 
 
 @pytest.mark.parametrize("raw", ["-1", "0", "inf", "nan", "h100-sxm:abc", "nope:2"])
 def test_a_price_not_positive_and_finite_is_named_and_the_typical_price_kept(raw):
-    at = open_page(price=raw)
+    at = open_calculator(price=raw)
     assert any("**price**" in shown(w.value) and raw in shown(w.value) for w in at.warning)
     assert at.number_input(key="price").value == typical_price("h100-sxm")
 
 
 def test_a_typed_price_of_zero_is_refused_and_the_last_valid_kept():
-    at = open_page()
+    at = open_calculator()
     at.number_input(key="price").set_value(3.0).run()
     at.number_input(key="price").set_value(0.0).run()
     assert at.number_input(key="price").value == 3.0
@@ -192,7 +197,7 @@ def test_every_dollar_per_million_figure_is_the_plans_answer_or_named_otherwise(
 
 
 def test_context_follows_prompt_and_answer_until_set():
-    at = open_page()
+    at = open_calculator()
     assert at.number_input(key="context").value == 32768  # the primer's teaching default
     at.number_input(key="prompt").set_value(1500).run()
     assert at.number_input(key="context").value == 1750
@@ -239,14 +244,14 @@ def test_the_briefing_holds_the_plan_and_no_localhost_link():
 
 
 def test_a_link_with_a_workload_sets_the_charts_context_to_its_request_unless_it_names_one():
-    at = open_page(**TASK)
+    at = open_calculator(**TASK)
     assert at.number_input(key="context").value == 1900  # 1,500 + 400: the memory charts show the plan's request
-    named = open_page(**TASK, context="8192")
+    named = open_calculator(**TASK, context="8192")
     assert named.number_input(key="context").value == 8192
 
 
 def test_the_budget_table_bills_each_gpu_at_its_own_price():
-    at = open_page(kv_section="Memory levers")
+    at = open_calculator(kv_section="Memory levers")
     at.selectbox(key="gpu").set_value("l40s").run()
     at.number_input(key="price").set_value(0.5).run()
     at.selectbox(key="gpu").set_value("h100-sxm").run()

@@ -30,6 +30,7 @@ from tests.app.kv_cost_page import (
     open_fields,
     open_section,
     reveal,
+    with_calculator,
 )
 from ui.kv_cost.numbers import COST_COLUMN as FULL_BATCH
 from ui.kv_cost.settings import ENGINE_OPEN, SECTION
@@ -202,7 +203,7 @@ def test_log_axes_have_full_tick_labels():
 
 
 def test_the_workload_section_shows_the_searchs_plan_and_a_pin_is_the_readers():
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = with_calculator(AppTest.from_file(PAGE, default_timeout=60))
     app.query_params.update({"model": "Llama-3.1-70B", "kv_section": "Workload and bill"})
     app.run()
     assert "× 2 GPUs (the fewest that hold it, set by the page)" in captions(app)  # the memory calculator's own
@@ -272,7 +273,7 @@ def test_a_bad_typed_number_is_named_under_its_field_and_the_last_scenario_kept(
 
 @pytest.mark.parametrize("key", ["context", "users", "prefix", "prompt", "answer"])
 def test_a_fraction_typed_into_a_whole_number_field_is_named(key):
-    app = AppTest.from_file(PAGE, default_timeout=60)
+    app = with_calculator(AppTest.from_file(PAGE, default_timeout=60))
     app.run()
     if TYPED_FIELDS[key]:
         reveal(app, TYPED_FIELDS[key])

@@ -61,8 +61,8 @@ def test_cnn_lead_names_the_networks_answer():
 
 
 def test_cost_lead_comes_before_the_inputs_with_the_scenarios_numbers():
-    at = run_page(str(PAGES / "kv_cost.py"))
+    at = run_page(str(PAGES / "kv_cost.py"), calculator="open")
     assert first_markdown(at).startswith("## Plan a deployment")  # the workload's plan first (issue 25) ...
-    text = at.markdown[1].value  # ... then the memory calculator's answer, above its own inputs
+    text = at.markdown[1].value  # ... then, in the memory calculator, its answer above its own inputs
     assert text.startswith("**Primer's modern 7B") and "17.18 GB of [KV cache]" in text
     assert "about $" in text and "at best (full batches)" in text

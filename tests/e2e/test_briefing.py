@@ -42,7 +42,7 @@ def open_offline(browser: object, path: Path) -> tuple[object, list[str], list[s
 @pytest.mark.e2e
 @pytest.mark.parametrize(
     ("spec", "charts", "query"),
-    [(HOME, 2, ""), (KV, 4, "?model=llama-3.1-70b&tp=4&context=65536")],  # the plan's chart, then the memory's
+    [(HOME, 2, ""), (KV, 5, "?model=llama-3.1-70b&tp=4&context=65536")],  # the plan's and the budget's, the memory's 3
     ids=["overview", "kv_cost"],
 )
 def test_the_briefing_opens_offline_with_its_charts(server, watch, browser, spec, charts, query):

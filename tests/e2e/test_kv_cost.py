@@ -79,7 +79,7 @@ def test_shared_url_restores_the_scenario(server, browser, watch):
 
 @pytest.mark.e2e
 def test_uploaded_config_becomes_the_model_and_a_bad_one_changes_nothing(server, watch, tmp_path):
-    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    watch.open(server.url(f"{SPEC.url_path}?calculator=open"), SPEC.landmark)
     assert metric(watch, "KV per user") == "17.18 GB"
     watch.page.get_by_text(OWN_MODEL_LABEL, exact=True).click()
     watch.settle()  # the upload is drawn once the expander is open
@@ -130,7 +130,7 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
 @pytest.mark.e2e
 def test_custom_fields_stay_in_the_link_while_their_expander_is_closed(server, browser, watch):
     # A planner edits the context, then one model field, and closes the fields again ...
-    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    watch.open(server.url(f"{SPEC.url_path}?calculator=open"), SPEC.landmark)
     context = watch.page.get_by_label("Context per user T (tokens)", exact=True)
     context.fill("65536")
     context.press("Enter")
@@ -290,7 +290,7 @@ def test_a_bad_typed_context_is_named_and_the_headline_kept(server, watch):
 
 @pytest.mark.e2e
 def test_a_headline_numbers_help_shows_on_hover_on_focus_and_on_tap(server, browser, watch):
-    watch.open(server.url(SPEC.url_path), SPEC.landmark)
+    watch.open(server.url(f"{SPEC.url_path}?calculator=open"), SPEC.landmark)
     card = watch.page.locator(".metric-card").filter(has_text="KV per user").first
     button, tip = card.get_by_role("button", name="What is KV per user?"), card.locator(".metric-help-text")
     assert tip.is_hidden() and "One conversation" in (button.get_attribute("aria-describedby") and tip.inner_text())
@@ -340,7 +340,7 @@ def test_a_typed_number_the_field_cannot_hold_keeps_the_last_value_and_is_named(
 def test_the_tables_csv_download_saves_its_rows_by_click_and_by_keyboard(warm, watch, tmp_path):
     """The side-by-side table's CSV button lives inside the table's element (no widget): a click, or Enter on the
     focused button, saves kv-comparison.csv with the table's models in order."""
-    watch.open(warm.url(SPEC.url_path), SPEC.landmark)
+    watch.open(warm.url(f"{SPEC.url_path}?calculator=open"), SPEC.landmark)
     button = watch.page.get_by_role("button", name="Download comparison (CSV)")
     table = watch.page.get_by_role("region", name="Side by side")  # the comparison, not the search's table
     shown = table.locator("tbody th").all_inner_texts()

@@ -16,7 +16,7 @@ def heading(watch: object) -> str:
 
 
 def test_case5_the_overviews_link_opens_its_scenario_after_a_visit(server, watch):
-    watch.open(server.url(KV.url_path), KV.landmark)  # the reader has been on the cost page: the primer's 7B
+    watch.open(server.url(f"{KV.url_path}?calculator=open"), KV.landmark)  # the reader has been on the cost page
     assert heading(watch).startswith("Primer's modern 7B")
     watch.navigate(HOME)
     link = watch.page.get_by_role("link", name="Open KV-cache cost calculator")

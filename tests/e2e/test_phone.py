@@ -56,7 +56,7 @@ def test_every_page_reads_on_a_phone(server, phone, spec):
 @pytest.mark.e2e
 def test_cost_page_shows_its_answer_before_its_inputs_on_a_phone(server, phone):
     spec = next(s for s in PAGES if s.url_path == "kv_cost")
-    phone.open(server.url(spec.url_path), spec.landmark)
+    phone.open(server.url(f"{spec.url_path}?calculator=open"), spec.landmark)
     plan = top(phone, phone.page.locator('.metric-cards[aria-label="The plan"]'))
     assert plan < top(phone, phone.page.get_by_test_id("stSelectbox"))  # the plan before the workload's questions
     memory_answer = top(phone, phone.page.locator(".st-key-lead"))
@@ -69,7 +69,7 @@ def test_cost_page_shows_its_answer_before_its_inputs_on_a_phone(server, phone):
 @pytest.mark.e2e
 def test_a_tap_on_each_headline_help_shows_it_inside_the_screen(server, phone):
     spec = next(s for s in PAGES if s.url_path == "kv_cost")
-    phone.open(server.url(spec.url_path), spec.landmark)
+    phone.open(server.url(f"{spec.url_path}?calculator=open"), spec.landmark)
     cards = phone.page.locator(".metric-card")
     cards.first.wait_for()
     groups = phone.page.locator(".metric-cards")

@@ -35,6 +35,10 @@ from ui.kv_cost.settings import (
     ALLOWED_GPUS,
     AUTO,
     BUDGET_KEYS,
+    CALCULATOR,
+    CALCULATOR_KEYS,
+    CALCULATOR_OPEN,
+    CALCULATOR_OPEN_KEY,
     CURVE,
     DEFAULTS,
     ENGINE_DEFAULTS,
@@ -50,6 +54,7 @@ from ui.kv_cost.settings import (
     PRICE_KEYS,
     SECTION,
     SHAPE,
+    SIZES,
     WAY,
     WORKLOAD_KEYS,
     choices,
@@ -261,6 +266,18 @@ def read_link(page: Path, opened: bool = False) -> None:
         memory().own_prices = own
         link["price"] = [form] if (form := prices_link_form(own)) else []
     link = {key: values for key, values in link.items() if values}
+    for key in ("kv_dtype", "w_bits", "gpu"):  # the calculator's selectors: kept in the session, drawn only when open
+        if key in link:
+            st.session_state[key] = match_choice(link[key][-1], *choices()[key])
+    for key in SIZES:
+        if key in link:
+            st.session_state[key] = int(float(link[key][-1]))
+    if "compare" in link:
+        found = [match_choice(raw, *choices()["compare"]) for raw in link["compare"] if raw]
+        st.session_state["compare"] = [key for key in found if key is not None]
+    opens = CALCULATOR_KEYS & set(written) or any(key.startswith("f_") for key in written)  # a model's own sizes too
+    if opens or link.get(CALCULATOR) == [CALCULATOR_OPEN]:  # a calculator's link opens it
+        st.session_state[CALCULATOR_OPEN_KEY] = True
     for name, key in FIELD_KEYS.items():
         if key in link:
             st.session_state[key] = field_value(name, link[key][-1])

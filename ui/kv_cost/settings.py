@@ -39,6 +39,11 @@ MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
 OWN_MODEL_OPEN = "kv_own_model_open"
 OWN_MODEL_LABEL = "Your own model: upload or paste a Hugging Face config.json, or edit every size"
 ENGINE_OPEN = "kv_engine_open"
+CALCULATOR = "calculator"  # the link key that opens the memory calculator ("open")
+CALCULATOR_OPEN = "open"
+CALCULATOR_OPEN_KEY = "kv_calculator_open"
+CALCULATOR_LABEL = "The memory behind the plan: the primer's KV-cache formula, users per GPU and models side by side"
+CALCULATOR_KEYS = {"kv_dtype", "w_bits", "gpu", "context", "users", "compare", "view"}  # a link with one opens it
 ENGINE_LABEL = "Engine settings: GPUs per model copy, shared prompt, memory use and speed"
 SECTION = "kv_section"
 SECTIONS = (  # the planner's sections below the side-by-side table, one drawn at a time
@@ -419,6 +424,7 @@ def choices() -> dict[str, tuple[Sequence, Callable[[object], str]]]:
         ALLOWED_GPUS: (list(kv.gpus()), gpu_name),
         PIN_TP: ([SEARCH, *search.TP_CHOICES], pin_label),
         LOAD_AS: (list(LOAD_LABELS), LOAD_LABELS.__getitem__),
+        CALCULATOR: ([CALCULATOR_OPEN], str),
         SHAPE: ([*daily.SHAPES, OWN_CURVE], shape_label),
         FLEET: (list(FLEETS), FLEETS.__getitem__),
         MONTHS: (list(budget.HORIZONS), str),

@@ -270,29 +270,31 @@ def model_widget() -> None:
     )
 
 
-def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
-    """The scenario's selectors in three columns and the engine settings; returns their values by key and the middle
-    column, which the page's fragment fills with the sizes (`size_widgets`)."""
+CALCULATOR_CHOICES = {"kv_dtype": PRIMER_DTYPE, "w_bits": 16, "gpu": DEFAULTS["gpu"]}  # selectors and defaults
+KEPT = {"bind": None, "persist_state": "session"}  # drawn only while their expander is open: the session keeps them
+
+
+def calculator_widgets(kv_help: str) -> DeltaGenerator:
+    """The memory calculator's selectors in three columns (number types, GPU and its price); returns the middle
+    column, which the page's fragment fills with the sizes (`size_widgets`). Kept in the session and the link
+    (`calculator_values`), as the calculator is drawn only while it is open."""
     top = st.columns(3)
     with top[0]:
         select_field(
             "KV cache number type",
             "kv_dtype",
             f"{kv_help}\n\nBytes per stored number: {STORED_BYTES}.",
-            index=1,
+            index=list(kv.DTYPE_BYTES).index(PRIMER_DTYPE),
+            **KEPT,
         )
-        select_field("Weights stored at", "w_bits", WEIGHT_BITS_HELP)
+        select_field("Weights stored at", "w_bits", WEIGHT_BITS_HELP, **KEPT)
     with top[2]:
         gpu_ids = list(kv.gpus())
-        select_field("GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]))
-        _price_follows_gpu()
-        price = number_field(
-            "price",
-            format="%.2f",
-            bind=None,
-            persist_state="session",
-            on_change=_on_price_typed,
+        select_field(
+            "GPU", "gpu", "Memory, bandwidth and speed from the vendor.", index=gpu_ids.index(DEFAULTS["gpu"]), **KEPT
         )
+        _price_follows_gpu()
+        number_field("price", format="%.2f", on_change=_on_price_typed, **KEPT)
         gpu = st.session_state["gpu"]
         offers = gpu_prices()[gpu]
         whose = "your own price" if gpu in memory().own_prices else "typical public on-demand price"
@@ -300,10 +302,25 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
             f"{whose}; listed offers ${offers.low:,.2f}–${offers.high:,.2f} ({len(offers.offers)} offers)",
             help=price_source(gpu),
         )
-        keep_in_link({"price": prices_link_form(memory().own_prices)})
+    return top[1]
+
+
+def calculator_values() -> dict:
+    """The calculator's selectors and price as the session holds them (defaults before the reader sets any), written
+    into the link whether or not the calculator is open."""
+    values = {key: st.session_state.get(key, default) for key, default in CALCULATOR_CHOICES.items()}
+    keep_in_link(
+        {key: None if value == CALCULATOR_CHOICES[key] else _link_form(key, value) for key, value in values.items()}
+        | {"price": prices_link_form(memory().own_prices)}
+    )
+    return values | {"price": own_price(values["gpu"])}
+
+
+def engine_settings() -> dict:
+    """The engine settings' expander (drawn only while open; kept in the session and the link) and their values by
+    key: the serving engine, GPUs per copy, shared prompt, memory use, block size and the time model's settings."""
     engine = st.expander(ENGINE_LABEL, key=ENGINE_OPEN, on_change="rerun")
-    if engine.open:  # drawn only while open; like the model fields, kept in the session and the link explicitly
-        kept = {"bind": None, "persist_state": "session"}
+    if engine.open:
         with engine:
             cols = st.columns(3)
             with cols[0]:
@@ -312,25 +329,25 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
                     "tp",
                     "The model's weights and KV heads are split across this many GPUs working as one. 'Auto' takes "
                     "the fewest GPUs that hold the model and one user at this context.",
-                    **kept,
+                    **KEPT,
                 )
-            number_field("prefix", cols[1], **kept)
-            with cols[2]:  # issue 26: the serving engine (its memory rule, batch limits and admission)
-                select_field("Serving engine", "engine", ENGINE_HELP, **kept)
+            number_field("prefix", cols[1], **KEPT)
+            with cols[2]:  # the serving engine (its memory rule, batch limits and admission)
+                select_field("Serving engine", "engine", ENGINE_HELP, **KEPT)
             cols = st.columns(3)
-            number_field("util", cols[0], **kept)
+            number_field("util", cols[0], **KEPT)
             with cols[1]:
                 select_field(
                     "KV block size (tokens)",
                     "block",
                     BLOCK_HELP,
                     index=BLOCKS.index(ENGINE_DEFAULTS["block"]),
-                    **kept,
+                    **KEPT,
                 )
-            number_field("eff", cols[2], **kept)
+            number_field("eff", cols[2], **KEPT)
             cols = st.columns(3)
-            number_field("mfu", cols[0], **kept)
-            number_field("overhead", cols[1], **kept)
+            number_field("mfu", cols[0], **KEPT)
+            number_field("overhead", cols[1], **KEPT)
             cols[2].caption(
                 "MBU, MFU and the fixed cost start at the values fitted on the published measurements in the "
                 "Calibration section; change them to see how every time and cost below moves."
@@ -342,8 +359,7 @@ def scenario_widgets(kv_help: str) -> tuple[dict, DeltaGenerator]:
     keep_in_link(
         {key: None if value == ENGINE_DEFAULTS[key] else _link_form(key, value) for key, value in engine_values.items()}
     )
-    keys = ("model", "kv_dtype", "w_bits", "gpu")
-    return {key: st.session_state[key] for key in keys} | {"price": price} | engine_values, top[1]
+    return engine_values
 
 
 def _link_form(key: str, value: object) -> str:
@@ -354,9 +370,16 @@ def _link_form(key: str, value: object) -> str:
 def size_widgets(column: DeltaGenerator) -> dict:
     """Context and concurrent users in their column; returns their values by key. Drawn by the page's
     fragment, so a change reruns only what the sizes feed, not the selectors and expanders around them."""
-    return {
-        key: number_field(key, column, **({"on_change": on_context_set} if key == "context" else {})) for key in SIZES
-    }
+    for key in SIZES:
+        number_field(key, column, **KEPT, **({"on_change": on_context_set} if key == "context" else {}))
+    return size_values()
+
+
+def size_values() -> dict:
+    """Context and concurrent users as the session holds them, written into the link (drawn or not)."""
+    values = {key: typed_value(key) for key in SIZES}
+    keep_in_link({key: None if value == NUMBERS[key].default else str(value) for key, value in values.items()})
+    return values
 
 
 def own_model(model: str) -> dict:
@@ -472,8 +495,8 @@ def _report_box() -> None:
         )
 
 
-def compare_widget() -> tuple[ModelConfig, ...]:
-    """Up to four presets to compare with the current model; returns their configs."""
+def compare_widget() -> None:
+    """Up to four presets to compare with the current model (drawn in the calculator; kept in the session)."""
     select_field(
         f"Models to compare (up to {MAX_COMPARE}, beside the current one)",
         "compare",
@@ -481,8 +504,21 @@ def compare_widget() -> tuple[ModelConfig, ...]:
         default=COMPARE_DEFAULT,
         max_selections=4,
         widget=st.multiselect,
+        **KEPT,
     )
-    return tuple(presets()[key] for key in st.session_state["compare"])
+
+
+def compared_models() -> tuple[ModelConfig, ...]:
+    """The presets compared with the current model, as the session holds them, written into the link (the defaults
+    leave it; none is written as an empty value)."""
+    chosen = list(st.session_state.get("compare", COMPARE_DEFAULT))
+    labels = [choices()["compare"][1](key) for key in chosen]
+    if chosen == COMPARE_DEFAULT:
+        if "compare" in st.query_params:
+            del st.query_params["compare"]
+    elif st.query_params.get_all("compare") != (labels or [""]):
+        st.query_params["compare"] = labels or [""]
+    return tuple(presets()[key] for key in chosen)
 
 
 def section_picker() -> str | None:

@@ -43,7 +43,7 @@ INTERACTIONS: dict[str, Callable[[object], None]] = {
 }
 
 
-OPENED = {"kv_cost": "?calculator=open"}  # the cost page's memory calculator opens closed: its controls are checked open
+OPENED = {"kv_cost": "?calculator=open"}  # the cost page opens its calculator closed; checked open too
 
 
 def blocking_violations(page: object) -> list[str]:

@@ -115,7 +115,7 @@ class Candidate:
     def label(self) -> str:
         """'4 × H100 SXM per copy, 1 copy (4 GPUs)'."""
         copies = f"{self.copies:,} cop{'y' if self.copies == 1 else 'ies'}"
-        return f"{self.tp} × {self.gpu.name} per copy, {copies} ({self.gpus:,} GPUs)"
+        return f"{self.tp} × {self.gpu.name} per copy, {copies} ({self.gpus:,} GPU{'' if self.gpus == 1 else 's'})"
 
     def summary(self) -> dict[str, object]:
         """The figures a script or spreadsheet reads: GPU, GPUs per copy, copies, GPUs, dollars."""

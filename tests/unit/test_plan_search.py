@@ -186,3 +186,9 @@ def test_summary_has_exactly_the_commands_keys():
         "cost_range",
     ]
     assert summary["gpu"] in kv.gpus()
+
+
+def test_a_plan_of_one_gpu_says_gpu_not_gpus():
+    plan = se.search(presets()["llama-3.1-8b"], sv.Workload(requests_per_minute=30)).plan
+    one = replace(plan, sizing=replace(plan.sizing, copies=1, gpus=1), tp=1)
+    assert one.label.endswith("1 copy (1 GPU)")

@@ -1,9 +1,10 @@
 """A day's traffic and the fleet that carries it: the hourly request rate (a daily shape × the peak), the model copies
 each hour, the copy-hours billed, how busy they are, and the realistic $ per 1M tokens beside the planner's best case.
 
-The planner bills the peak rate every hour at full batches (its best case). Real traffic follows a daily shape
-(assets/traffic_shapes.json: office hours, 24/7 global, overnight batch, or the reader's own 24 values), so a fleet
-sized for the peak sits partly idle and a realistic 1M tokens costs more. Two ways to carry a day:
+The planner bills the peak rate every hour, each copy carrying what its latency target allows (its best case). Real
+traffic follows a daily shape (assets/traffic_shapes.json: office hours, 24/7 global, overnight batch, or the reader's
+own 24 values), so a fleet sized for the peak sits partly idle and a realistic 1M tokens costs more. Two ways to carry
+a day:
 - a fixed fleet: the copies the peak needs, up all 24 hours;
 - autoscaling: each hour ceil(rate / capacity per copy) copies, clamped to [min, max]; every copy added to the hour
   before pays `scale_up_minutes` of warm-up (billed, serving nothing) before its hour starts. The day repeats, so

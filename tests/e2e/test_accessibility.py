@@ -65,9 +65,9 @@ def wait_for_charts(watch: object, spec: object) -> None:
 @pytest.mark.parametrize("spec", ALL_PAGES, ids=[spec.url_path or "home" for spec in ALL_PAGES])
 def test_no_serious_axe_violation_at_default_and_after_one_interaction(server, watch, spec):
     watch.open(server.url(spec.url_path), spec.landmark)
-    wait_for_charts(watch, spec)
-    assert blocking_violations(watch.page) == []
-    if spec.url_path in OPENED:
+    if spec.url_path in OPENED:  # its first screen has no chart: check it as it opens, then with the calculator open
+        watch.settle()
+        assert blocking_violations(watch.page) == []
         watch.open(server.url(spec.url_path + OPENED[spec.url_path]), spec.landmark)
     wait_for_charts(watch, spec)
     assert blocking_violations(watch.page) == []

@@ -5,13 +5,14 @@ The workload first: what a planner knows (model, peak requests per minute, promp
 token's target, the GPU types allowed) -> the planner's search (core.plan.search, cached) -> the plan as the answer,
 its runners-up and why it won (ui/kv_cost/plan_view.py). Every section below reads the same scenario.
 
-Thin page: the scenario (widgets whose values the URL holds, ui/kv_cost/state.py) -> the engine (core.plan.kv_cache,
-core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections (ui/kv_cost/). Only what
-the reader opens is drawn: the open chart tab, the section picked below the table (workload, build vs buy, calibration,
-budget by month, memory levers, anatomy, sources, latency under load; none until one is picked), the engine settings and
-your own model's upload and fields while their expanders are open. The sizes and everything they feed are one fragment,
-so the main control (context ±) reruns only that part. Default state = the primer's example (7B, 32K context, FP16 ->
-17.18 GB = 16.00 GiB)."""
+Thin page: the scenario (widgets whose values the session and the URL hold, ui/kv_cost/state.py) -> the engine
+(core.plan.kv_cache, core.plan.serving, core.plan.model_config) -> its answer, formula, charts, tables and sections
+(ui/kv_cost/). Only what the reader opens is drawn: the memory calculator (an expander below the plan: its answer,
+selectors, sizes, formula, chart tabs and side-by-side table), the open chart tab, the section picked below it
+(workload, build vs buy, calibration, budget by month, memory levers, anatomy, sources, latency under load; none until
+one is picked), the search and engine settings and your own model while their expanders are open. The sizes and
+everything they feed are one fragment, so the calculator's main control (context ±) reruns only that part. The
+calculator's default = the primer's example (7B, 32K context, FP16 -> 17.18 GB = 16.00 GiB)."""
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator

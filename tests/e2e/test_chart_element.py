@@ -65,7 +65,7 @@ def test_full_screen_fills_the_screen_and_comes_back(server, watch):
 def test_a_redrawn_chart_starts_from_the_margins_plotly_settled_on(server, watch):
     """The cost page's chart grows its left and bottom margins to fit its labels (the figure asks for 10 px); the
     next draw starts from those, so plotly draws it once instead of twice."""
-    watch.open(server.url(COST.url_path), COST.landmark)
+    watch.open(server.url(f"{COST.url_path}?calculator=open"), COST.landmark)
     chart = watch.page.locator(KV_CHART)
     chart.locator(".main-svg").first.wait_for(timeout=30_000)
     settled = chart.evaluate("c => ({l: c._fullLayout._size.l, b: c._fullLayout._size.b})")
@@ -89,7 +89,7 @@ MARKER = f"() => document.querySelector('{KV_CHART}').layout.shapes[0].x0"
 @pytest.mark.e2e
 def test_a_redraw_with_the_same_data_keeps_its_data_revision_and_new_data_gets_a_new_one(server, watch):
     # The context moves only the chart's T marker: its lines are the same data, which plotly then does not recompute.
-    watch.open(server.url(COST.url_path), COST.landmark)
+    watch.open(server.url(f"{COST.url_path}?calculator=open"), COST.landmark)
     watch.page.locator(f"{KV_CHART} .main-svg").first.wait_for(timeout=30_000)
     revision, line = watch.page.evaluate(REVISION), watch.page.evaluate(LINE)
     assert isinstance(revision, int), revision
@@ -110,7 +110,7 @@ def test_a_redraw_with_the_same_data_keeps_its_data_revision_and_new_data_gets_a
 @pytest.mark.e2e
 def test_a_chart_is_drawn_again_when_its_tab_comes_back(server, watch):
     """A tab's chart leaves the page while another tab is open (its plot is freed) and is drawn anew on return."""
-    watch.open(server.url(COST.url_path), COST.landmark)
+    watch.open(server.url(f"{COST.url_path}?calculator=open"), COST.landmark)
     watch.page.locator(f"{KV_CHART} .main-svg").first.wait_for(timeout=30_000)
     for tab, chart in (("Memory per GPU", ".primer-chart[data-chart=kv-memory]"), ("KV vs context", KV_CHART)):
         watch.page.get_by_role("tab", name=tab).click()

@@ -86,7 +86,7 @@ def test_a_note_that_comes_and_goes_never_makes_the_charts_and_tables_below_it_r
 def test_a_context_step_resends_only_the_sizes_and_what_they_feed(warm, watch):
     watch.open(warm.url(f"{COST.url_path}?model=Llama-3.1-8B&gpu=H200+SXM"), COST.landmark)
     watch.page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
-    watch.page.locator(".st-key-lead [data-testid='stDownloadButton']").wait_for(timeout=30_000)  # the answer in full
+    watch.page.locator(".st-key-lead .metric-cards").wait_for(timeout=30_000)  # the calculator's answer in full
     whole = watch.messages_so_far()  # the page's first, whole run
     answer = ".st-key-lead [data-testid='stMarkdownContainer']"
     drawn = watch.page.locator(answer).count()
@@ -95,7 +95,7 @@ def test_a_context_step_resends_only_the_sizes_and_what_they_feed(warm, watch):
     watch.page.wait_for_function(
         "() => document.querySelector('.st-key-lead')?.innerText.includes('33,792 tokens')", timeout=30_000
     )
-    fixed = 11  # at least: link router, title, summary, words, introduction, example button, 4 selectors, 2 expanders
+    fixed = 11  # at least: link router, title, summary, the plan's questions and cards, the words, the calculator's own
     assert 0 < sent <= whole - fixed, (sent, whole)
     assert watch.page.locator(answer).count() == drawn  # the answer at the top is rewritten in place, not added
     assert watch.page.locator(".st-key-context").count() == 1 and watch.page.locator(".st-key-users").count() == 1

@@ -121,6 +121,7 @@ def test_hand_typed_link_restores_and_a_long_context_is_flagged(server, watch):
         "gpu": ["H200 SXM"],
         "context": ["65536"],
         "kv_section": ["Model anatomy"],  # the section picked, so the link reopens it
+        "calculator": ["open"],  # a link holding the calculator's values opens it, and says so
     }
     assert watch.exceptions_on_screen() == 0
     watch.screenshot("kv_cost-long-context")

@@ -52,7 +52,10 @@ with plan_inputs:
     plan_view.details(found)
 briefing_box = st.container()  # the briefing's download, under the plan (the fragment fills it)
 leads.words("kv_cost")
+if settings.CALCULATOR_OPEN_KEY not in st.session_state and settings.memory().calculator_open:
+    st.session_state[settings.CALCULATOR_OPEN_KEY] = True  # back from another page: open as the reader left it
 calculator = st.expander(settings.CALCULATOR_LABEL, key=settings.CALCULATOR_OPEN_KEY, on_change="rerun")
+settings.memory().calculator_open = calculator.open
 inputs.keep_in_link({settings.CALCULATOR: settings.CALCULATOR_OPEN if calculator.open else None})
 answer = sizes_column = None
 if calculator.open:  # drawn only while open: the plan's first screen stays light

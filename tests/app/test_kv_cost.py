@@ -20,6 +20,7 @@ from tests.app.kv_cost_page import (
     H100,
     PAGE,
     QWEN2_CONFIG,
+    ROOT,
     P,
     captions,
     comparison,
@@ -608,3 +609,14 @@ def test_a_link_opens_the_calculator_when_it_holds_the_calculators_values(link, 
     assert any(w.key == "context" for w in app.number_input) is opened
     if link == {"calculator": "x"}:
         assert any("**calculator** = “x”" in w.value for w in app.warning)
+
+
+def test_the_calculator_is_open_again_after_a_visit_to_another_page():
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    app.run()
+    app.switch_page("pages/kv_cost.py").run()
+    app.session_state[CALCULATOR_OPEN_KEY] = True
+    app.run()
+    app.switch_page("pages/overview.py").run()
+    app.switch_page("pages/kv_cost.py").run()
+    assert any(w.key == "context" for w in app.number_input)  # open as the reader left it

@@ -187,7 +187,7 @@ def section(watch: PageWatch, name: str) -> None:
 @pytest.mark.e2e
 def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, browser, watch):
     # A planner opens the page for Llama-3.1-70B: GPUs per copy follow the model (2 H100s hold it).
-    watch.open(server.url(f"{SPEC.url_path}?model=Llama-3.1-70B"), SPEC.landmark)
+    watch.open(server.url(f"{SPEC.url_path}?model=Llama-3.1-70B&calculator=open"), SPEC.landmark)
     assert watch.exceptions_on_screen() == 0
     watch.page.get_by_text("the fewest that hold it, set by the page").first.wait_for(timeout=30_000)
 

@@ -92,6 +92,7 @@ def _log_axes(y_title: str, x: np.ndarray, y: np.ndarray) -> dict:
     }
 
 
+LABEL_ROOM = 0.2  # decades above the largest GPU size: its label, written above its line, stays inside the plot
 CLOSE_DECADES = 0.35  # GPU sizes closer than this on the log axis would overprint labels written on the same side
 
 
@@ -132,7 +133,8 @@ def kv_context_figure(
                 "borderpad": 1,
             }
         )
-    every = np.concatenate([np.ravel(kv_gb), list(capacities.values())])
+    top = max(capacities.values()) * 10**LABEL_ROOM if capacities else np.nan  # the top size's label inside the plot
+    every = np.concatenate([np.ravel(kv_gb), list(capacities.values()), [top]])
     extra = _log_axes("KV cache of one user (GB, log scale)", contexts, every) | _marker(
         context, f"T = {context:,}", log_x=True
     )

@@ -156,6 +156,7 @@ class Memory:
     own_prices: dict[str, float] = field(default_factory=dict)  # the reader's own $/GPU-hour, by GPU id
     price_gpu: str | None = None  # the GPU the price field shows (a new GPU puts its own price in the field)
     context_set: bool = False  # the reader set the context: it no longer follows prompt + answer
+    calculator_open: bool = False  # the memory calculator was open (an expander forgets it on another page)
     pay_own: dict[str, float] = field(default_factory=dict)  # the reader's own figures for the ways to pay, by key
     last_budget: object = None  # the budget's last valid inputs (ui.kv_cost.budget.inputs.Inputs)
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 
 from tests.e2e.conftest import ARTIFACTS, PageWatch
-from tests.e2e.test_kv_cost_plan import A4, CLIPPED, DESKTOP, SPEC, TASK
+from tests.e2e.test_kv_cost_plan import A4, DESKTOP, SPEC, TASK, read_offline
 from ui.kv_cost.budget import compare
 from ui.kv_cost.budget import scenarios as sc
 
@@ -82,16 +82,4 @@ def test_the_briefing_carries_the_budget_and_fits_its_charts_at_a4(server, brows
         watch.close()
     text = saved.read_text(encoding="utf-8")
     assert "Each way to pay, by month and in all" in text and "Scenarios side by side" in text and "Pilot" in text
-    reader = PageWatch(browser, A4)
-    try:
-        reader.page.goto(saved.as_uri(), wait_until="load")
-        reader.page.wait_for_function(
-            "() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('svg.main-svg'))",
-            timeout=30_000,
-        )
-        reader.page.wait_for_timeout(500)
-        assert reader.page.evaluate(CLIPPED) == []
-        assert reader.page.evaluate("() => document.documentElement.scrollWidth") <= A4["width"]
-        reader.page.screenshot(path=str(ARTIFACTS / "kv-cost-budget-briefing-a4.png"), full_page=True)
-    finally:
-        reader.close()
+    read_offline(browser, saved, A4, "a4")

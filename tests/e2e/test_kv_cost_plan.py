@@ -98,6 +98,24 @@ def test_the_workload_first_screen_on_a_phone(server, phone):
     _workload_first(phone, server, "kv-cost-plan-phone")
 
 
+def read_offline(browser: object, saved: Path, viewport: dict[str, int], shot: str) -> None:
+    """Open a downloaded briefing from disk at a width: every chart drawn, no label clipped, no sideways scroll."""
+    reader = PageWatch(browser, viewport)
+    try:
+        reader.page.goto(saved.as_uri(), wait_until="load")
+        reader.page.wait_for_function(
+            "() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('svg.main-svg'))",
+            timeout=30_000,
+        )
+        reader.page.wait_for_timeout(500)
+        assert reader.page.evaluate(CLIPPED) == []
+        assert reader.page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+        reader.page.screenshot(path=str(ARTIFACTS / f"{saved.stem}-{shot}.png"), full_page=True)
+        assert not reader.errors, reader.errors
+    finally:
+        reader.close()
+
+
 def _download(watch: PageWatch, server: object, path: str, landmark: str, name: str) -> Path:
     watch.open(server.url(path), landmark)
     with watch.page.expect_download(timeout=60_000) as caught:
@@ -127,17 +145,4 @@ def test_a_downloaded_briefing_fits_its_labels_at_a4_width_and_on_a_phone(server
         plan = _plan()
         assert plan.label in text and "The plan and its runners-up" in text and "Build vs buy" in text
     for viewport, shot in ((A4, "a4"), (PHONE, "phone")):
-        reader = PageWatch(browser, viewport)
-        try:
-            reader.page.goto(saved.as_uri(), wait_until="load")
-            reader.page.wait_for_function(
-                "() => [...document.querySelectorAll('.chart')].every(c => c.querySelector('svg.main-svg'))",
-                timeout=30_000,
-            )
-            reader.page.wait_for_timeout(500)
-            assert reader.page.evaluate(CLIPPED) == []
-            assert reader.page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
-            reader.page.screenshot(path=str(ARTIFACTS / f"{saved.stem}-{shot}.png"), full_page=True)
-            assert not reader.errors, reader.errors
-        finally:
-            reader.close()
+        read_offline(browser, saved, viewport, shot)

@@ -15,6 +15,7 @@ from ui.elements.safe_text import plain, quoted
 from ui.elements.static_table import static_table
 from ui.elements.widgets import chart
 from ui.kv_cost.budget import scenarios as sc
+from ui.kv_cost.budget.figures import frame
 from ui.kv_cost.numbers import money
 
 FOOTNOTE = (
@@ -113,11 +114,9 @@ def figure(rows: list[sc.Resolved]) -> go.Figure:
         layout=layout(
             "Monthly cost of each scenario",
             380,
-            margin={"l": 10, "r": 10, "t": 60, "b": 10},
-            template="none",
-            legend={"orientation": "h", "y": -0.25},
             xaxis={"title": {"text": "month"}, "dtick": 3, "automargin": True},
             yaxis={"title": {"text": "$ a month"}, "tickprefix": "$", "rangemode": "tozero", "automargin": True},
+            **frame(),
         ),
     )
 

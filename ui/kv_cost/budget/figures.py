@@ -19,7 +19,8 @@ COLOURS = {  # one colour per way to pay, the same in every chart and the briefi
 }
 
 
-def _margins() -> dict:
+def frame() -> dict:
+    """The budget charts' shared frame: small margins, the theme from the chart element, the legend below."""
     return {
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "template": "none",
@@ -49,7 +50,7 @@ def monthly_figure(b: bu.Budget) -> go.Figure:
             400,
             xaxis={"title": {"text": "month"}, "dtick": 1 if b.months <= 12 else 3, "automargin": True},
             yaxis={"title": {"text": "$ a month"}, "tickprefix": "$", "rangemode": "tozero", "automargin": True},
-            **_margins(),
+            **frame(),
         ),
     )
 
@@ -84,6 +85,6 @@ def day_figure(d: daily.Day, per_copy_rpm: float) -> go.Figure:
             340,
             xaxis={"title": {"text": "hour of the day"}, "dtick": 3, "automargin": True},
             yaxis={"title": {"text": "requests a minute"}, "rangemode": "tozero", "automargin": True},
-            **_margins(),
+            **frame(),
         ),
     )

@@ -86,7 +86,7 @@ def _growth(text: str) -> float:
         raise argparse.ArgumentTypeError(f"--growth must be a percentage, not {text!r}") from None
     problem = bg.growth_problem(bg.Growth(value, bg.HORIZONS[0]))
     if problem:
-        raise argparse.ArgumentTypeError(f"--growth: {problem}")
+        raise argparse.ArgumentTypeError(problem)
     return value
 
 
@@ -96,7 +96,7 @@ def _xlsx(text: str) -> Path:
     if path.suffix.lower() != ".xlsx":
         raise argparse.ArgumentTypeError(f"--workbook must name an .xlsx file, not {text!r}")
     if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f"--workbook: the folder {str(path.parent)!r} does not exist")
+        raise argparse.ArgumentTypeError(f"the folder {str(path.parent)!r} does not exist")
     return path
 
 

@@ -16,7 +16,7 @@ from core.plan import budget as bu
 from core.plan import daily, payment, search
 from core.plan import serving as sv
 from core.plan.model_config import presets
-from tests.app.helpers import static_tables
+from tests.app.helpers import chart_specs, static_tables
 from tests.app.kv_cost_page import PAGE
 from ui.elements.briefing import document
 from ui.elements.numbers import dollars
@@ -135,3 +135,21 @@ def test_the_briefing_carries_the_budget_chart_and_the_scenario_table():
 
     made = document(Briefing("t", "l", "", "", sections=sections, tables=tables, charts=charts))
     assert "Scenarios side by side" in made and "Pilot" in made
+
+
+def test_a_scenario_name_with_tags_is_text_in_the_chart_legend():
+    at = keep(open_budget(), '<a href="https://example.invalid">x</a><b>y</b>')
+    figure = next(f for f in chart_specs(at) if f["layout"]["title"]["text"] == "Monthly cost of each scenario")
+    legend = [trace["name"] for trace in figure["data"]]
+    assert legend[1] == '&lt;a href="https://exampl…: API'  # shortened to fit a phone; the table holds it whole
+    assert all("<" not in name for name in legend)  # plotly would draw <a href> as a live link and <b> as bold
+
+
+def test_the_scenario_chart_says_which_costs_least_and_most_in_the_last_month():
+    at = keep(open_budget(rpm="3000"), "Big")
+    at.number_input(key="rpm").set_value(300).run()
+    keep(at, "Small")
+    at.number_input(key="rpm").set_value(1000).run()  # the page now in between
+    rows = {row[0]: row[6] for row in static_tables(at)[TABLE][1:]}
+    text = next(m.value for m in at.markdown if m.value.startswith("In month 36"))
+    assert f"“Small” costs {rows['Small']} a month and “Big” {rows['Big']}".replace("$", "\\$") in text

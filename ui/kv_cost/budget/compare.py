@@ -4,6 +4,8 @@ named with the reason."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
@@ -94,6 +96,13 @@ def resolved(values: list[str] | None = None) -> tuple[list[sc.Resolved], list[s
     return out, problems
 
 
+LEGEND_CHARS = 24  # a legend entry fits a phone's width; the table below holds the whole name
+
+
+def _legend_name(name: str) -> str:
+    return name if len(name) <= LEGEND_CHARS else name[: LEGEND_CHARS - 1].rstrip() + "…"
+
+
 def figure(rows: list[sc.Resolved]) -> go.Figure:
     """Each scenario's monthly cost over the comparison's months, by its way to pay."""
     months = np.arange(1, sc.COMPARE_MONTHS + 1)
@@ -101,7 +110,7 @@ def figure(rows: list[sc.Resolved]) -> go.Figure:
         {
             "type": "scatter",
             "mode": "lines",
-            "name": f"{r.name}: {bu.WAYS[sc.way_of(r)]}",
+            "name": html.escape(f"{_legend_name(r.name)}: {bu.WAYS[sc.way_of(r)]}", quote=False),  # tags are text
             "x": months,
             "y": r.computed.budget.monthly[sc.way_of(r)],
             "line": {"width": 4 if i == 0 else 2},
@@ -159,4 +168,18 @@ def section() -> list[sc.Resolved]:
         key="kv-scenarios",
         alt=f"Lines of monthly cost over {sc.COMPARE_MONTHS} months, one per scenario, the page now drawn thickest.",
     )
+    st.markdown(said(rows))
     return rows
+
+
+def said(rows: list[sc.Resolved]) -> str:
+    """What the chart shows, from its numbers: the cheapest and the dearest scenario in the last month, and why the
+    gap matters (names escaped: they are the reader's)."""
+    last = {r.name: float(r.computed.budget.monthly[sc.way_of(r)][-1]) for r in rows}
+    low, high = min(last, key=last.get), max(last, key=last.get)
+    gap = last[high] / last[low] if last[low] > 0 else float("inf")
+    return (
+        f"In month {sc.COMPARE_MONTHS}, {quoted(low)} costs {dollars(last[low])} a month and {quoted(high)} "
+        f"{dollars(last[high])}, {gap:,.1f}× as much: over a budget's life the choice of model, GPUs, traffic and way "
+        "to pay moves the bill more than any one price."
+    ).replace("$", "\\$")

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from core.explain.checkpoints import milestones, shipped_replay
 from core.explain.discarded_world import LESSON, shipped_runs
 from tests.app.helpers import charts, numbers, run_page, shown, static_tables
+from tests.unit import float_kernels as fk
 from ui.how_it_learned import live
 from ui.how_it_learned.state import PROMPTS, SECTIONS
 
@@ -143,6 +144,11 @@ def test_retrain_live_replaces_the_replay_for_the_session():
     at.button(key="learned_retrain").click().run()
     assert not at.exception, at.exception
     assert "retrained live in this session" in lead(at)
-    assert any("bit for bit" in m.value for m in at.markdown)
+    retrained, recorded = at.session_state[live.LIVE], shipped_replay()
+    if fk.identical(retrained.weights[1], recorded.weights[1]):  # this CPU's kernels add as the recorded run's did
+        assert live.same_as_shipped(retrained) and any("bit for bit" in m.value for m in at.markdown)
+    else:  # another CPU's: round-off at step 1 grows until the runs part (tests/unit/float_kernels.py)
+        assert fk.largest_difference(retrained.weights[1], recorded.weights[1]) <= fk.ROUND_OFF
+        assert any("whose weights differ from the recorded replay's" in m.value for m in at.markdown)
     at.button(key="learned_recorded").click().run()
     assert "replayed from its checkpoints" in lead(at)

@@ -167,9 +167,17 @@ def test_calibration_tab_shows_every_point_and_the_medians(at):
     faster, measured = cal.measured_faster(errs)
     assert 0 < faster < measured == sum(p.metric == "throughput" for p in cal.points())
     assert any(f"faster than the model on {faster} of {measured} throughput points" in m.value for m in at.markdown)
-    table = at.dataframe[-2].value
+    table = at.dataframe[-3].value
     assert len(table) == len(cal.points()) and list(table["error"]) == [round(100 * e, 1) for e in errs]
     assert all(source.startswith("https://") for source in table["source"])
+    online = cal.online_errors(sv.default_efficiency())
+    runs = at.dataframe[-2].value
+    assert list(runs["first token error"]) == [round(100 * e["ttft"], 1) for _, _, e in online]
+    assert list(runs["gap error"]) == [round(100 * e["itl"], 1) for _, _, e in online]
+    ttft, itl, loaded = cal.loaded_medians(online)
+    line = f"median error under load, first token {ttft:.0%}, time between tokens {itl:.0%}** over {loaded} published"
+    assert any(line in m.value for m in at.markdown) and ttft <= 0.25 and itl <= 0.25
+    assert any("The simulator misses most on" in m.value and cal.WARM_UP in m.value for m in at.markdown)
     assert len(at.dataframe[-1].value) == len(cal.capacities())
     at.session_state[ENGINE_OPEN] = True
     at.run()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.plan import engines
+from core.plan import calibration, engines
 from core.plan import kv_cache as kv
-from core.plan.model_config import presets
+from core.plan.model_config import param_count, presets
 
 H100 = kv.gpus()["h100-sxm"]
 A100 = kv.gpus()["a100-80"]
@@ -38,6 +38,14 @@ def test_trtllm_gives_a_big_model_on_one_gpu_far_more_cache_than_vllm():
     trt = engines.kv_capacity_tokens(engines.profile("trtllm"), config, H100, 1, 8, "fp8")
     assert trt > 1.3 * vllm > 0
     assert vllm % 16 == 0 and trt % 32 == 0
+
+
+def test_trtllm_runtime_memory_is_what_its_logged_run_held_besides_the_weights():
+    """31.84 GiB total, 17.83 GiB free when the cache was sized, Llama-3.1-8B in FP8: the rest is weights + runtime."""
+    (logged,) = [e for e in calibration._asset()["kv_capacity"] if e["engine_id"] == "trtllm"]
+    weights = kv.weights_bytes(param_count(presets()[logged["model"]]), 8) / kv.GIB
+    held = float(logged["gpu_name"].split("total ")[1].split(" GiB")[0]) - logged["free_gib"]
+    assert engines.profile("trtllm").runtime_gib == pytest.approx(held - weights, abs=0.1)
 
 
 def test_batch_defaults_follow_the_gpu():

@@ -10,6 +10,11 @@ from pathlib import Path
 import pytest
 
 from core import traffic
+from core.plan import serving as sv
+from core.plan import simulator as sim
+from core.plan.engines import profile
+from core.plan.kv_memory import gpus
+from core.plan.model_config import presets
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = ["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tp", "1", "--weight-bits", "8", "--kv", "fp8"]
@@ -30,6 +35,18 @@ def test_good_arguments_print_one_json_object_with_exactly_the_keys(arrivals):
     assert tuple(figures) == traffic.KEYS and done.stdout.count("\n") == 1
     assert figures["output_tokens_per_s"] > 0 and 0 < figures["ttft_p50_s"] <= figures["ttft_p95_s"]
     assert isinstance(figures["max_in_flight"], int) and figures["kv_tokens"] > 100_000
+
+
+def test_a_closed_loop_is_reported_in_its_steady_state():
+    """The first C requests all arrive when the run opens; the command leaves them out, as the calibration does."""
+    figures = traffic.run([*GOOD, "--concurrency", "64", "--requests", "256"])
+    setup = sv.Setup(presets()["llama-3.1-8b"], gpus()["h100-sxm"], 1, 8, "fp8", sv.default_efficiency())
+    result = sim.simulate(
+        setup, sim.Traffic("closed", 256, 1000, 100, concurrency=64), sim.engine_limits(setup, profile("trtllm"))
+    )
+    steady, with_burst = result.summary(skip=64), result.summary()
+    assert figures["ttft_mean_s"] == pytest.approx(steady["ttft_mean_s"])
+    assert with_burst["ttft_mean_s"] > 1.2 * steady["ttft_mean_s"]
 
 
 def test_a_config_json_file_is_a_model(tmp_path):

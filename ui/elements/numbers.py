@@ -11,6 +11,11 @@ def plural(n: float, one: str, many: str | None = None) -> str:
     return f"{n:,.0f} {one if n == 1 else many or one + 's'}"
 
 
+def three_figures(value: float) -> float:
+    """Three significant figures: a prediction is no more precise than that."""
+    return float(f"{value:.3g}")
+
+
 def dollars(value: float) -> str:
     """$1,234 for large sums, $12.35 for small, $0.0042 below a cent; 'n/a' for infinite or missing values."""
     if value is None or not math.isfinite(value):

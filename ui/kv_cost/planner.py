@@ -25,8 +25,9 @@ from core.plan import serving as sv
 from core.plan.model_config import ModelConfig
 from core.plan.search import Candidate
 from ui.elements.figures import layout
-from ui.elements.numbers import dollars, log_axis, plural, short
+from ui.elements.numbers import dollars, log_axis, plural, short, three_figures
 from ui.elements.widgets import OnFirstUse, chart, explain
+from ui.kv_cost import calibration_load
 from ui.kv_cost import scenario as kv_scenario
 from ui.kv_cost.numbers import money
 from ui.kv_cost.plan_view import INPUT, MONTHLY, OUTPUT
@@ -289,6 +290,7 @@ def calibration_section(dep: kv.Deployment) -> None:
             "source": st.column_config.LinkColumn(display_text="open"),
         },
     )
+    calibration_load.draw(eff)
     st.markdown("**Engines' logged KV-cache sizes**, rebuilt with the memory budget rules from the same logs:")
     st.dataframe(
         _capacities(),
@@ -312,8 +314,8 @@ def _calibration(eff: sv.Efficiency) -> tuple[pa.Table, float, float]:
             {
                 "error": round(100 * err, 1),
                 "model": cal.model(p.model).name,
-                "measured": _sig(p.measured),
-                "predicted": _sig(cal.predict(p, eff)),
+                "measured": three_figures(p.measured),
+                "predicted": three_figures(cal.predict(p, eff)),
                 "unit": cal.UNITS[p.kind],
                 "source": p.source,
                 "setup": (
@@ -326,11 +328,6 @@ def _calibration(eff: sv.Efficiency) -> tuple[pa.Table, float, float]:
         ]
     )
     return rows, throughput, latency
-
-
-def _sig(value: float) -> float:
-    """Three significant figures: a prediction is no more precise than that."""
-    return float(f"{value:.3g}")
 
 
 @lru_cache(maxsize=1)
@@ -361,6 +358,13 @@ def calibration_sources() -> list[str]:
         f"**Serving measurements, {points[0].engine} on {', '.join(sorted({kv.gpus()[p.gpu].name for p in points}))} "
         f"({plural(len(points), 'point')})**: {source}"
         for source, points in measured.items()
+    ]
+    online: dict[str, list[cal.OnlinePoint]] = {}
+    for run in cal.online_points():
+        online.setdefault(run.source, []).append(run)
+    lines += [
+        f"**Serving under traffic, {runs[0].engine} ({plural(len(runs), 'run')})**: {source}"
+        for source, runs in online.items()
     ]
     logged: dict[str, list[str]] = {}
     for row in cal.capacities():

@@ -237,8 +237,12 @@ def test_workload_build_vs_buy_and_calibration_and_the_link_round_trip(server, b
     throughput, latency = cal.medians(cal.errors(sv.default_efficiency()))
     line = f"Median error: throughput {throughput:.0%}, latency {latency:.0%}"
     watch.page.get_by_text(line, exact=False).first.wait_for(timeout=30_000)
-    watch.page.locator('[data-testid="stDataFrame"]').nth(1).wait_for(timeout=30_000)  # the points and the capacities
-    assert watch.page.locator('[data-testid="stDataFrame"]').count() == 2
+    # the points, the runs under traffic (simulated once the section opens) and the capacities
+    watch.page.locator('[data-testid="stDataFrame"]').nth(2).wait_for(timeout=60_000)
+    assert watch.page.locator('[data-testid="stDataFrame"]').count() == 3
+    ttft, itl, loaded = cal.loaded_medians(cal.online_errors(sv.default_efficiency()))
+    under = f"first token {ttft:.0%}, time between tokens {itl:.0%} over {loaded} published runs"
+    watch.page.get_by_text(under, exact=False).first.wait_for(timeout=30_000)
     watch.screenshot("kv_cost-calibration")
 
     # The link holds the open section and the workload although its section is closed; a recipient opens the same

@@ -19,6 +19,10 @@ prefill).
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -36,6 +40,59 @@ SEED = 0
 SWEEP_POINTS = 10  # rates in the page's curve
 MAX_DOUBLINGS = 16  # copies tried up to 2¹⁶ × the static count before the search gives up
 WALL_S = 5.0  # computing time one simulated rate may take
+MOVES = 60_000  # the simulator's moves one simulated rate may take: about a second at its pace on a 2-core machine
+SECTION_S = 7.0  # computing time a page section may spend simulating (`time_budget`): its run stays within 10 s
+
+_deadline: ContextVar[float | None] = ContextVar("simulation_deadline", default=None)
+
+
+class OutOfTime(RuntimeError):
+    """The simulating time a page section was given (`time_budget`) ran out; every rate finished so far stays
+    cached, so the next run goes on from there."""
+
+
+@contextmanager
+def time_budget(seconds: float = SECTION_S) -> Iterator[None]:
+    """Within this block, simulations stop (OutOfTime) once `seconds` of computing have passed."""
+    token = _deadline.set(time.perf_counter() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _simulate(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, traffic: sim.Traffic) -> sim.Result:
+    """One simulation within the caps: MOVES, WALL_S, and the section's deadline when one is set (OutOfTime, never
+    a result cut by the clock, so no cached figure depends on how busy the machine was)."""
+    deadline = _deadline.get()
+    wall = WALL_S if deadline is None else min(WALL_S, deadline - time.perf_counter())
+    if wall <= 0:
+        raise OutOfTime(f"the section's {SECTION_S:g} s of simulating ran out")
+    result = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_events=MOVES,
+                          max_wall_s=wall)  # fmt: skip
+    if deadline is not None and result.stopped_by == "time":
+        raise OutOfTime(f"the section's {SECTION_S:g} s of simulating ran out")
+    return result
+
+
+def shape_problem(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload) -> str | None:
+    """Why this request shape cannot be simulated here, before any simulation starts: one request longer than the KV
+    cache holds, or prompts that take more of the engine's steps to read than a simulated rate may (each step reads
+    at most the engine's per-step token budget of prompt tokens); None when it can."""
+    limits = limits_of(config, dep, eff)
+    if math.ceil((load.prompt_tokens + load.output_tokens - 1) / limits.block) > limits.kv_blocks:
+        return (
+            f"not one request fits the KV cache {dep.engine} leaves on {dep.tp} × {dep.gpu.name} "
+            f"({limits.kv_tokens:,} tokens)"
+        )
+    reads = math.ceil(REQUESTS * load.prompt_tokens / limits.token_budget)
+    if reads > MOVES:
+        return (
+            f"{REQUESTS:,} prompts of {load.prompt_tokens:,} tokens take at least {reads:,} engine steps to read at "
+            f"{limits.token_budget:,} tokens a step, beyond the {MOVES:,} one simulated rate may take; the plan's "
+            "analytic sizing still holds"
+        )
+    return None
 
 
 def setup_of(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency) -> sv.Setup:
@@ -65,6 +122,7 @@ class Point:
     itl_p50: float
     itl_p95: float
     complete: bool
+    stopped: str = ""  # how far a run stopped by a cap got ("" when it ran to its end or its queue emptied)
 
     def meets(self, load: sv.Workload) -> bool:
         """The p95s meet the workload's target (an unfinished run does not)."""
@@ -86,6 +144,7 @@ def _point(result: sim.Result, rate: float, skip: int) -> Point:
         stats["itl_p50_s"],
         stats["itl_p95_s"],
         result.complete,
+        result.note if result.stopped_by in ("steps", "events", "time") else "",
     )
 
 
@@ -93,16 +152,14 @@ def _point(result: sim.Result, rate: float, skip: int) -> Point:
 def at_rate(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload, rate: float) -> Point:
     """One copy under Poisson arrivals at `rate` requests per second (cached by small frozen keys)."""
     traffic = sim.Traffic("poisson", REQUESTS, load.prompt_tokens, load.output_tokens, rate=rate, seed=SEED)
-    result = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_wall_s=WALL_S)
-    return _point(result, rate, WARMUP)
+    return _point(_simulate(config, dep, eff, traffic), rate, WARMUP)
 
 
 @lru_cache(maxsize=1024)
 def alone(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload) -> Point:
     """One request at a time on a copy: the best latency any number of copies can give."""
     traffic = sim.Traffic("closed", 2, load.prompt_tokens, load.output_tokens, concurrency=1)
-    result = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_wall_s=WALL_S)
-    return _point(result, 0.0, 0)
+    return _point(_simulate(config, dep, eff, traffic), 0.0, 0)
 
 
 def no_copies_reason(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, lone: Point) -> tuple[str, str]:
@@ -165,16 +222,8 @@ def size_under_load(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency,
     static, reason = sv.size_workload(config, dep, eff, load)
     if static is None:
         return LoadSizing(None, None, "memory" if "fits the memory" in (reason or "") else "static", reason)
-    limits = limits_of(config, dep, eff)
-    needed = math.ceil((load.prompt_tokens + load.output_tokens - 1) / limits.block)
-    if needed > limits.kv_blocks:
-        return LoadSizing(
-            None,
-            None,
-            "memory",
-            f"not one request fits the KV cache {dep.engine} leaves on {dep.tp} × "
-            f"{dep.gpu.name} ({limits.kv_tokens:,} tokens)",
-        )
+    if problem := shape_problem(config, dep, eff, load):
+        return LoadSizing(None, None, "memory" if problem.startswith("not one request") else "shape", problem)
     lone = alone(config, dep, eff, load)
     if not lone.meets(load):
         return LoadSizing(None, lone, *no_copies_reason(config, dep, load, lone))
@@ -182,8 +231,26 @@ def size_under_load(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency,
 
     def ok(n: int) -> Point | None:
         point = at_rate(config, dep, eff, load, rate / n)
+        if point.stopped:
+            raise _Capped(point)
         return point if point.meets(load) else None
 
+    try:
+        return _smallest_count(static, dep, load, ok)
+    except _Capped as capped:
+        point = capped.point
+        return LoadSizing(None, point, "cap", f"the simulation at {point.rate:.4g} requests/s per copy {point.stopped}")
+
+
+class _Capped(Exception):
+    def __init__(self, point: Point) -> None:
+        super().__init__(point.stopped)
+        self.point = point
+
+
+def _smallest_count(static: sv.Sizing, dep: kv.Deployment, load: sv.Workload, ok) -> LoadSizing:
+    """Doubling from the static count until a count meets the target, then halving the gap down to the smallest."""
+    rate = load.requests_per_minute / 60.0
     n = static.copies
     low, high, found = 0, None, None  # low: a count known to fail (0: none yet); high: the smallest known to meet
     if (found := ok(n)) is not None:
@@ -197,12 +264,8 @@ def size_under_load(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency,
                 break
             low = n
         else:
-            return LoadSizing(
-                None,
-                at_rate(config, dep, eff, load, rate / n),
-                "queue",
-                f"even {n:,} copies, {rate / n:.4g} requests/s each, miss the target at p95",
-            )
+            return LoadSizing(None, None, "queue", f"even {n:,} copies, {rate / n:.4g} requests/s each, miss the "
+                              "target at p95")  # fmt: skip
     while high - low > 1:  # the smallest count that meets the target, between a failing and a meeting one
         mid = (low + high) // 2
         if mid >= 1 and (point := ok(mid)) is not None:
@@ -219,6 +282,7 @@ class Curve:
 
     points: tuple[Point, ...]
     saturation: float
+    stopped: str = ""  # why there are no points: the saturation run stopped at a cap, and how far it got
 
     @property
     def rates(self) -> np.ndarray:
@@ -237,7 +301,9 @@ def sweep(
     """The latency curve of one copy at evenly spaced rates from a tenth of the top to the top: twice its saturation
     throughput (every request at once, offline), and wide enough to show `include` (the workload's rate per copy)."""
     traffic = sim.Traffic("offline", REQUESTS, load.prompt_tokens, load.output_tokens)
-    offline = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_wall_s=WALL_S)
+    offline = _simulate(config, dep, eff, traffic)
+    if not offline.complete:  # no saturation to scale the rates to: no curve, and how far the run got
+        return Curve((), math.nan, f"the run with every request at once {offline.note}")
     saturation = offline.summary()["requests_per_s"]
     top = max(2.0 * saturation, 1.1 * include)
     bottom = min(top / SWEEP_POINTS, 0.8 * include) if include > 0 else top / SWEEP_POINTS

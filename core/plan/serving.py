@@ -326,14 +326,15 @@ class StepModel:
             out.append(weights_s + kv_s + fixed + self._comm_token * tokens)
         return out[0], out[1]
 
-    def seconds_many(self, n_decode: int, decode_held: np.ndarray) -> np.ndarray:
-        """Seconds of a run of pure decode steps of `n_decode` tokens each, one per entry of `decode_held`."""
+    def decode_line(self, n_decode: int) -> tuple[float, float]:
+        """A pure decode step of `n_decode` tokens as a line in the cached (layer, token) pairs its queries read:
+        (seconds at none, seconds per pair). A stretch of such steps is a few arithmetic progressions of times."""
         read = self._always
         if self._n_experts:
             read += self._expert * self._n_experts * (1.0 - self._keep**n_decode)
         weights_s = max(read / self._bandwidth, self._matmul * n_decode / self._peak)
-        kv_s = np.maximum(decode_held * self._kv_decode / self._bandwidth, self._attention * decode_held / self._peak)
-        return weights_s + kv_s + self._comm_fixed + self._comm_token * n_decode + self._fixed
+        per_pair = max(self._kv_decode / self._bandwidth, self._attention / self._peak)
+        return weights_s + self._comm_fixed + self._comm_token * n_decode + self._fixed, per_pair
 
 
 # --------------------------------------------------------------------------------------------------- presets

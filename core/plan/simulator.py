@@ -23,9 +23,12 @@ import numpy as np
 
 from core.plan import serving as sv
 from core.plan.engines import EngineProfile, kv_capacity_tokens
+from core.plan.gaps import GapLog
+from core.plan.stretch import Stretch
 
 MODES = ("poisson", "closed", "offline")
 MAX_REQUESTS = 100_000
+MAX_EVENTS = 2_000_000  # the simulator's moves (mixed steps and stretches) in one run: about a minute of computing
 
 
 @dataclass(frozen=True)
@@ -95,14 +98,14 @@ def engine_limits(s: sv.Setup, engine: EngineProfile) -> Limits:
 
 @dataclass(frozen=True)
 class Result:
-    """Per request: arrival, first token and finish times (NaN if unfinished), every inter-token gap (flat, NaN where
-    not reached); over time (at each step or stretch): the time, requests waiting, running and KV blocks in use.
-    `complete` is False when a cap stopped the run, and `note` says how far it got."""
+    """Per request: arrival, first token and finish times (NaN if unfinished); every inter-token gap (`gaps`, kept
+    compactly: core.plan.gaps); over time (at each step or stretch): the time, requests waiting, running and KV blocks
+    in use. `complete` is False when a cap stopped the run, `stopped_by` names the cap, `note` how far it got."""
 
     arrival: np.ndarray
     first: np.ndarray
     finish: np.ndarray
-    gaps: np.ndarray
+    gaps: GapLog
     output: int
     times: np.ndarray
     waiting: np.ndarray
@@ -112,6 +115,7 @@ class Result:
     steps: int
     complete: bool
     note: str
+    stopped_by: str = ""  # "" (finished), "steps", "events", "time" or "empty" (nothing left that could run)
 
     @property
     def done(self) -> np.ndarray:
@@ -129,10 +133,9 @@ class Result:
         return (self.first - self.arrival)[kept]
 
     def itl_of(self, skip: int = 0) -> np.ndarray:
-        """Every inter-token gap of the finished requests, leaving out the first `skip` issued."""
-        if self.output < 2:
-            return np.zeros(0)
-        return self.gaps.reshape(-1, self.output - 1)[self._kept(skip)].ravel()
+        """Every inter-token gap of the finished requests, leaving out the first `skip` issued, written out (for
+        small runs; `summary` reads the compact record)."""
+        return self.gaps.sample(self._kept(skip)).expand()
 
     @property
     def ttft(self) -> np.ndarray:
@@ -164,8 +167,11 @@ class Result:
         requests running at once and the KV cache's size in tokens; `skip` leaves out the first requests issued (a
         closed loop's first C all arrive at t = 0, a burst steady traffic never sees)."""
         out: dict[str, float] = {}
-        for name, values in (("ttft", self.ttft_of(skip)), ("itl", self.itl_of(skip))):
-            stats = (np.mean(values), *np.percentile(values, [50, 95, 99])) if values.size else (math.nan,) * 4
+        ttft = self.ttft_of(skip)
+        for name, stats in (
+            ("ttft", (np.mean(ttft), *np.percentile(ttft, [50, 95, 99])) if ttft.size else (math.nan,) * 4),
+            ("itl", self.gaps.sample(self._kept(skip)).stats((50.0, 95.0, 99.0))),
+        ):
             keys = (f"{name}_mean_s", f"{name}_p50_s", f"{name}_p95_s", f"{name}_p99_s")
             out.update(dict(zip(keys, stats, strict=True)))
         seconds = self.duration_of(skip)
@@ -185,15 +191,34 @@ def _arrivals(traffic: Traffic) -> np.ndarray:
     return np.zeros(traffic.requests)
 
 
+def _steps_that_fit(ctx: np.ndarray, held_blocks: np.ndarray, block: int, free: int, most: int) -> int:
+    """The most decode steps (1 … `most`) whose new blocks the free ones cover, for requests at `ctx` tokens holding
+    `held_blocks` blocks: beyond it a request finds no free block, and the engine preempts."""
+
+    def grow(steps: int) -> int:
+        return int(np.maximum(-(-(ctx + steps - 1) // block) - held_blocks, 0).sum())
+
+    if grow(most) <= free:
+        return most
+    low, high = 1, most  # grow(low) fits (or low is 1), grow(high) does not
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if grow(mid) <= free else (low, mid)
+    return low
+
+
 def simulate(
     s: sv.Setup,
     traffic: Traffic,
     limits: Limits,
     *,
-    max_steps: int = 5_000_000,
+    max_steps: int = 1_000_000_000,
+    max_events: int = MAX_EVENTS,
     max_wall_s: float = 30.0,
 ) -> Result:
-    """Run the requests through the engine; ValueError names a field that cannot be simulated."""
+    """Run the requests through the engine; ValueError names a field that cannot be simulated. Three caps stop a run
+    early (its `stopped_by` says which, its `note` how far it got): engine steps, the simulator's own moves (a mixed
+    step or a stretch of decoding: what a run costs) and seconds of computing."""
     problem = traffic_problem(traffic)
     if problem:
         raise ValueError(problem)
@@ -206,6 +231,7 @@ def simulate(
     model = sv.StepModel(s)
     cfg = s.config
     full, sliding, window = float(cfg.full_layers), float(cfg.sliding_layers), float(cfg.sliding_window or 0)
+    layers = (full, sliding, window)
 
     def held(ctx: np.ndarray) -> np.ndarray:
         return full * ctx + (sliding * np.minimum(ctx, window) if sliding else 0.0)
@@ -213,7 +239,7 @@ def simulate(
     arrival = _arrivals(traffic) if traffic.mode != "closed" else np.full(n, np.inf)
     first = np.full(n, np.nan)
     finish = np.full(n, np.nan)
-    gaps = np.full(n * max(o - 1, 0), np.nan)
+    log = GapLog()
     gen = np.zeros(n, dtype=np.int64)  # answer tokens produced
     done_prefill = np.zeros(n, dtype=np.int64)  # tokens of the (re)prefill target already in the cache
     target = np.full(n, p, dtype=np.int64)  # tokens to prefill: the prompt, or prompt + answer so far on recompute
@@ -235,7 +261,7 @@ def simulate(
     log_wait: list[int] = []
     log_run: list[int] = []
     log_kv: list[int] = []
-    stop = ""
+    stop, stop_kind, events = "", "", 0
 
     def queue_arrivals(now: float) -> None:
         nonlocal next_arrival
@@ -272,11 +298,15 @@ def simulate(
             t = float(arrival[next_arrival])
             continue
         if steps >= max_steps:
-            stop = f"the step cap ({max_steps:,} steps)"
+            stop, stop_kind = f"the step cap ({max_steps:,} steps)", "steps"
             break
-        if steps % 256 == 0 and time.perf_counter() - started > max_wall_s:
-            stop = f"the time cap ({max_wall_s:g} s of computing)"
+        if events >= max_events:
+            stop, stop_kind = f"the cap of {max_events:,} simulated moves", "events"
             break
+        if events % 64 == 0 and time.perf_counter() - started > max_wall_s:
+            stop, stop_kind = f"the time cap ({max_wall_s:g} s of computing)", "time"
+            break
+        events += 1
         # --- decode tokens of running requests, growing their blocks; preempt the newest when blocks run out
         ids = np.fromiter(run, dtype=np.int64, count=len(run))
         decoding = ids[done_prefill[ids] >= target[ids]] if ids.size else ids
@@ -318,29 +348,21 @@ def simulate(
         if not chunks and decoding.size:
             horizon = int((o - gen[decoding]).min())
             ctx = (p + gen[decoding]).astype(np.float64)
-            if horizon > 1 and limits.preempts:
-                grow = int(np.maximum(-(-(ctx + horizon - 1) // block) - blocks[decoding], 0).sum())
-                horizon = horizon if grow <= free else 1
+            if horizon > 1 and limits.preempts:  # as far as the free blocks carry every request's growth
+                horizon = _steps_that_fit(ctx, blocks[decoding], block, free, horizon)
             horizon = min(horizon, max_steps - steps)
             if horizon > 1:
-                j = np.arange(horizon, dtype=np.float64)
-                if sliding:
-                    total_held = held(ctx[None, :] + j[:, None]).sum(axis=1)
-                else:
-                    total_held = full * (ctx.sum() + decoding.size * j)
-                dt = model.seconds_many(decoding.size, total_held)
-                ends = t + np.cumsum(dt)
+                stretch = Stretch.of(model.decode_line(decoding.size), ctx, layers, horizon)
                 if not waiting and traffic.mode == "poisson" and next_arrival < n:  # stop where the next one arrives
-                    horizon = max(1, min(horizon, int(np.searchsorted(ends, arrival[next_arrival])) + 1))
-                    dt, ends = dt[:horizon], ends[:horizon]
-                if o > 1:  # token k's gap sits at k - 2: this stretch makes tokens gen + 1 ... gen + horizon
-                    rows = (decoding * (o - 1) + gen[decoding] - 1)[:, None] + np.arange(horizon)[None, :]
-                    gaps[rows] = dt[None, :]
-                    gaps[decoding * (o - 1) + gen[decoding] - 1] = ends[0] - last[decoding]
+                    horizon = stretch.steps_until(float(arrival[next_arrival]) - t)
+                    stretch = stretch.cut(horizon)
+                if o > 1:  # this stretch makes tokens gen + 1 ... gen + horizon: one gap each
+                    log.add(decoding, t + stretch.first_step() - last[decoding])
+                    log.add_runs(decoding, stretch.runs())
                 gen[decoding] += horizon
                 blocks[decoding] = np.maximum(blocks[decoding], -(-(p + gen[decoding] - 1) // block))
                 free = limits.kv_blocks - int(blocks[np.fromiter(run, dtype=np.int64, count=len(run))].sum())
-                t = float(ends[-1])
+                t += stretch.seconds()
                 last[decoding] = t
                 steps += horizon
                 for i in decoding[gen[decoding] >= o]:
@@ -360,7 +382,7 @@ def simulate(
         if decoding.size:
             gen[decoding] += 1
             if o > 1:
-                gaps[decoding * (o - 1) + gen[decoding] - 2] = t - last[decoding]
+                log.add(decoding, t - last[decoding])
             last[decoding] = t
         for i, _, c in chunks:
             done_prefill[i] += c
@@ -368,7 +390,7 @@ def simulate(
                 if gen[i] == 0:
                     first[i] = t
                 elif o > 1:
-                    gaps[i * (o - 1) + gen[i] - 1] = t - last[i]
+                    log.add(np.array([i]), np.array([t - last[i]]))
                 gen[i] += 1
                 last[i] = t
         ended = decoding[gen[decoding] >= o].tolist() + [i for i, _, _ in chunks if gen[i] >= o]
@@ -390,7 +412,7 @@ def simulate(
         arrival,
         first,
         finish,
-        gaps,
+        log,
         o,
         np.array(log_t),
         np.array(log_wait),
@@ -400,4 +422,5 @@ def simulate(
         steps,
         complete,
         note,
+        "" if complete else stop_kind or "empty",
     )

@@ -59,13 +59,41 @@ def section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> None:
         f"{load.ttft_s:,g} s and at least {load.min_tokens_per_s:,g} tokens/s per user) is set in *Workload and bill*."
     )
     eff = efficiency(dep)
+    try:
+        with ls.time_budget():
+            drawn = _draw(config, dep, load, eff)
+    except ls.OutOfTime as why:
+        st.warning(
+            f"The simulation stopped: {why}. Every rate simulated so far is kept, so the next change on this page "
+            "goes on from there; the plan above, sized by the analytic queue, does not depend on it."
+        )
+        return
+    if drawn is None:
+        return
+    limits = ls.limits_of(config, dep, eff)
+    st.caption(
+        NOT_SIMULATED.format(
+            requests=f"{ls.REQUESTS:,}",
+            warmup=f"{ls.WARMUP:,}",
+            engine=engine.name,
+            batch=f"{limits.max_batch:,}",
+            budget=f"{limits.token_budget:,}",
+        )
+    )
+
+
+def _draw(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, eff: sv.Efficiency) -> bool | None:
+    """The copies the simulation needs, the two curves and the sentence (None when there is no curve to draw)."""
     sized = ls.size_under_load(config, dep, eff, load)
     if sized.sizing is None:
         st.warning(f"No number of copies of {dep.tp} × {dep.gpu.name} meets this target: {sized.reason}.")
-    if sized.limit == "memory":  # not one request fits: there is no curve to draw
-        return
+    if sized.limit in ("memory", "shape", "cap"):  # nothing fits, or the simulation cannot run: no curve to draw
+        return None
     per_copy, copies = _rate_per_copy(load, sized.sizing)
     curve = ls.sweep(config, dep, eff, load, round(per_copy, 6))
+    if not curve.points:
+        st.warning(f"The latency curve is not drawn: {curve.stopped}.")
+        return None
     chart(
         _figure(config, dep, load, round(per_copy, 6), "ttft"),
         key="kv-latency-ttft",
@@ -80,16 +108,7 @@ def section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> None:
     )
     point = sized.point if sized.sizing is not None else ls.at_rate(config, dep, eff, load, per_copy)
     explain(sentence(curve, load, per_copy, copies, point), WHY)
-    limits = ls.limits_of(config, dep, eff)
-    st.caption(
-        NOT_SIMULATED.format(
-            requests=f"{ls.REQUESTS:,}",
-            warmup=f"{ls.WARMUP:,}",
-            engine=engine.name,
-            batch=f"{limits.max_batch:,}",
-            budget=f"{limits.token_budget:,}",
-        )
-    )
+    return True
 
 
 def sentence(curve: ls.Curve, load: sv.Workload, per_copy: float, copies: int, point: ls.Point | None) -> str:

@@ -10,17 +10,16 @@ against: it uses torch's own layer_norm, gelu (erf) and scaled_dot_product_atten
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from core.cli import OneLineParser, writable
 from core.explain import checkpoints, discarded_world, weights
 from core.explain.discarded_world import EARLY, RUNS, RunConfig, RunRow, discarded_corpus, evaluate
 from core.explain.recipe import FAMILY_SEEDS, MAIN_SEED, RECIPE, Recipe
@@ -285,7 +284,7 @@ def discarded_table(steps: int = RECIPE.steps) -> tuple[list[RunRow], list[Model
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The retraining command: the shipped model, its replay checkpoints and the family; or the discarded world."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="python -m core.training", description=__doc__.splitlines()[0])
     parser.add_argument("--skip-family", action="store_true", help="retrain only the shipped model and its replay")
     parser.add_argument(
         "--discarded-world",
@@ -293,8 +292,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="train only the primer's discarded second rule (4 configurations + an early checkpoint) and write its "
         "table, assets/model/discarded_world.json",
     )
-    parser.add_argument("--out", type=Path, default=None, help="with --discarded-world: write the table here instead")
+    parser.add_argument(
+        "--out",
+        type=writable(".json"),
+        default=None,
+        help="with --discarded-world: write the table here instead (checked before training starts)",
+    )
     args = parser.parse_args(argv)
+    if args.out is not None and not args.discarded_world:
+        parser.error("argument --out: it is read only with --discarded-world")
     if args.discarded_world:
         rows, models = discarded_table()
         path = discarded_world.save(rows, models, RECIPE.steps, args.out or discarded_world.ASSET)

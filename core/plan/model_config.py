@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass, field, fields, replace
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 from core.assets import ASSETS
@@ -299,7 +300,7 @@ def weight_inventory(config: ModelConfig) -> list[WeightRow]:
     return rows
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # 1,024 × ~0.5 kB
 def param_count(config: ModelConfig) -> int:
     """Total parameters computed from the config (tied embeddings counted once); cached (configs are immutable), and
     bounded, since every uploaded or typed config is a new key."""
@@ -688,3 +689,20 @@ def config_from_fields(values: dict[str, Any], *, name: str = "Custom model") ->
         config = replace(config, sliding_window=0, sliding_layers=0)
     errors = validate(config)
     return (None, errors) if errors else (config, [])
+
+
+def model_argument(text: str) -> ModelConfig:
+    """A command's --model: a preset id, or a config.json file of at most MAX_CONFIG_BYTES (its size checked before
+    it is read); ValueError says in one line why it cannot be used."""
+    if text in presets():
+        return presets()[text]
+    path = Path(text)
+    if not path.is_file():
+        raise ValueError(f"{text!r} is neither a preset ({', '.join(presets())}) nor a config.json file")
+    size = path.stat().st_size
+    if size > MAX_CONFIG_BYTES:
+        raise ValueError(f"{text} is {size:,} bytes, larger than {MAX_CONFIG_BYTES:,}; a config.json is a few kB")
+    report = parse_config_text(path.read_bytes(), name=path.stem)
+    if report.config is None:
+        raise ValueError(f"{text}: {' '.join(report.errors)}")
+    return report.config

@@ -247,8 +247,9 @@ def test_how_it_learned_states_the_world_s_the_recipe_s_and_the_asset_s_own_figu
 # ----------------------------------------------------------------------------------------- the cost page's prose
 def test_the_cost_page_help_texts_read_the_presets_the_engines_and_the_month():
     from core.plan.engines import profiles
+    from core.plan.fields import HOURS_ALWAYS_ON
     from core.plan.model_config import presets
-    from ui.kv_cost.settings import BLOCK_HELP, BLOCKS, FIELD_LABELS, HOURS_ALWAYS_ON, NUMBERS
+    from ui.kv_cost.settings import BLOCK_HELP, BLOCKS, FIELD_LABELS, NUMBERS
 
     models = presets()
     gemma, gpt2, deepseek = models["gemma-2-9b"], models["gpt2"], models["deepseek-v3"]

@@ -62,7 +62,7 @@ def test_a_config_file_and_pinned_gpus_per_copy(tmp_path):
         (["--model", "llama-3.1-70b", *TASK[:-2]], 2, "--tokens-per-s"),
         (["--model", "llama-3.1-70b", *TASK, "--tp", "3"], 2, "--tp"),
         (["--model", "no-such-model", *TASK], 2, "neither a preset"),
-        (["--model", "llama-3.1-70b", "--rpm", "-5", *TASK[2:]], 2, "positive"),
+        (["--model", "llama-3.1-70b", "--rpm", "-5", *TASK[2:]], 2, "argument --rpm: -5 cannot be used: it is outside"),
         (["--model", "llama-3.1-70b", *TASK, "--months", "18"], 2, "--months"),
         (["--model", "llama-3.1-70b", *TASK, "--growth", "-100"], 2, "--growth"),
         (["--model", "llama-3.1-70b", *TASK, "--growth", "nan"], 2, "--growth"),

@@ -94,7 +94,7 @@ def test_bad_arguments_exit_non_zero_with_one_line_naming_the_field(change, fiel
     done = command(*args)
     assert done.returncode == 2 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: {field}: "), done.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"python -m core.traffic: error: argument --{field}"), done.stderr
 
 
 def test_missing_arrivals_is_one_line_too():

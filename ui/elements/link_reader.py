@@ -9,20 +9,16 @@ message whose user-derived text is escaped and shortened (`ui.elements.safe_text
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
+from core.numbers import Refused, number_text, read_number
 from ui.elements.safe_text import plain, quoted
 
 MAX_TEXT = 500  # characters any one link value may hold (a whole image or matrix fits in far fewer)
-
-
-class Refused(ValueError):
-    """A link value the page cannot use; the message says why in plain words."""
 
 
 class Adjusted(ValueError):
@@ -51,35 +47,6 @@ def _ascii(raw: str) -> str:
     if odd is not None:
         raise Refused(f"it holds “{odd}”, which is not a plain digit or letter")
     return text
-
-
-def number_text(x: float) -> str:
-    """A number as a reader writes it: 10,000,000, 0.05 or 1e+308."""
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e18 else f"{x:g}"
-
-
-# A number as written: digits (thousands in groups of three after commas), a decimal part, an exponent. Anything else
-# ('3-2', '1_0', '3,2', '0x10') is refused rather than read as some other number.
-NUMBER_FORM = re.compile(r"[+-]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
-NOT_FINITE = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
-
-
-def read_number(raw: str, low: float, high: float, whole: bool) -> float | int:
-    """A link number exactly as written ('32768', '32,768', '2.5', '1e3') in [low, high]; refused with the reason
-    otherwise, never reshaped into another number."""
-    text = _ascii(raw)
-    if NOT_FINITE.fullmatch(text):
-        raise Refused("it is not a finite number")
-    if not NUMBER_FORM.fullmatch(text):
-        raise Refused("it is not a number")
-    value = float(text.replace(",", ""))
-    if not math.isfinite(value):
-        raise Refused("it is not a finite number")
-    if not low <= value <= high:
-        raise Refused(f"it is outside {number_text(low)} … {number_text(high)}")
-    if whole and not value.is_integer():
-        raise Refused("it is not a whole number")
-    return int(value) if whole else value
 
 
 def used(value: object) -> str:

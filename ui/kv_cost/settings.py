@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.plan import budget, build_vs_buy, daily, engines, payment, search, serving
+from core.plan import budget, daily, engines, search, serving
 from core.plan import kv_cache as kv
 from core.plan.engines import profiles
+from core.plan.fields import PAY_FIELDS, fields
 from core.plan.model_config import (
     BIASES,
     NORMS,
@@ -23,7 +24,6 @@ from ui.kv_cost.own_model import (
 )
 
 DEFAULTS = kv.defaults()
-FIRST_API = next(iter(serving.api_prices().values()))  # the build-vs-buy comparison starts from the first preset
 COMPARE_DEFAULT = ["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "deepseek-v3"]
 MAX_COMPARE = 4  # models compared beside the current one
 VIEWS = ("KV vs context", "Memory per GPU", "Users vs context", "Cost vs batch")
@@ -33,7 +33,6 @@ BLOCK_HELP = (
     + ", ".join(f"{engine.name} {engine.block_tokens}" for engine in profiles().values())
     + ", by default)."
 )
-HOURS_ALWAYS_ON = 365 * 24 / 12  # hours in an average month: GPUs rented around the clock
 LINK_NOTES = "kv_link_notes"
 MEMORY = "kv_memory"  # the page's own memory between runs (`memory`)
 OWN_MODEL_OPEN = "kv_own_model_open"
@@ -63,6 +62,10 @@ LOAD_LABELS = {"rpm": "Requests a minute", "in_flight": "Users waiting at once"}
 PIN_TP = "pin_tp"  # GPUs per copy pinned by the reader, or SEARCH
 SAME_MODEL = "same"  # the API default: the cheapest listed API serving the plan's own model
 PLAN_LABEL = "Plan a deployment: what do you know about the traffic?"
+SCENARIO = "scenario"  # the link key, once per kept scenario of the budget's comparison
+MAX_SCENARIOS = 4  # scenarios kept beside the page as it is now
+SCENARIO_NAME_CHARS = 60
+NOW = "This page now"  # the comparison's own row: the page's scenario as it stands
 SIZES = ("context", "users")  # the scenario's sizes, drawn inside the page's fragment
 AUTO = "auto"  # GPUs per model copy chosen by the page: the fewest that hold the model and one user
 
@@ -131,18 +134,6 @@ FIELD_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class NumberSpec:
-    """A number input of the scenario: its label, bounds, default, step and plain-words help."""
-
-    label: str
-    low: float
-    high: float
-    default: float
-    step: float
-    help: str
-
-
 @dataclass
 class Memory:
     """What the page keeps between runs besides its widgets' values, in one session entry: every selector and number
@@ -169,173 +160,10 @@ def memory() -> Memory:
     return kept
 
 
-PAY_FIELDS = {  # the ways to pay: label, bounds, step and help; the preset is each GPU type's own (core.plan.payment)
-    "reserved_1y_discount": (
-        "Reserved 1-year discount (share)",
-        0.0,
-        0.99,
-        0.01,
-        "Share off the on-demand price for a 1-year term.",
-    ),
-    "reserved_3y_discount": (
-        "Reserved 3-year discount (share)",
-        0.0,
-        0.99,
-        0.01,
-        "Share off the on-demand price for a 3-year term.",
-    ),
-    "server_price": ("Price per 8-GPU server ($)", 1.0, 1e8, 1000.0, "What one server costs to buy."),
-    "depreciation_years": ("Depreciation (years)", 0.5, 15.0, 0.5, "Straight-line, no resale value."),
-    "gpu_watts": ("Watts per GPU", 1.0, 5000.0, 10.0, "Each GPU's power at full load."),
-    "server_watts": ("Server watts besides the GPUs", 0.0, 50_000.0, 100.0, "CPUs, memory, network, fans."),
-    "pue": ("PUE (facility ÷ IT power)", 1.0, 5.0, 0.01, "Cooling and power losses on top of the IT load."),
-    "dollars_per_kwh": ("Electricity ($ per kWh)", 0.001, 10.0, 0.005, "The data centre's price of power."),
-    "colo_per_kw_month": ("Colocation ($ per kW a month)", 0.0, 10_000.0, 5.0, "Space and power capacity."),
-    "ops_share": ("Operations share", 0.0, 5.0, 0.01, "Staff and support, as a share on top of the rest."),
-}
-
-PAY_PRESETS = payment.sources(DEFAULTS["gpu"])  # the bounds' reference: the calculator's default GPU's presets
-
-
-NUMBERS = {
-    "context": NumberSpec(
-        "Context per user T (tokens)",
-        1,
-        10_000_000,
-        32768,
-        1024,
-        "Prompt plus answer held in memory for each conversation.",
-    ),
-    "users": NumberSpec(
-        "Concurrent users", 1, 1_000_000, 16, 1, "Conversations running at the same moment (each has its own KV cache)."
-    ),
-    "prefix": NumberSpec(
-        "Shared system prompt (tokens)",
-        0,
-        10_000_000,
-        0,
-        256,
-        "A prefix every conversation starts with; prefix caching stores it once per model copy.",
-    ),
-    "price": NumberSpec(
-        "Price per GPU-hour ($)",
-        0.01,
-        1000.0,
-        float(DEFAULTS["price_per_gpu_hour"]),
-        0.1,
-        "What one of the chosen GPU costs for one hour: the typical public on-demand price of this GPU "
-        "(assets/gpu_prices.json) until you type your own, which is kept for this GPU and in the link.",
-    ),
-    "util": NumberSpec(
-        "Memory the engine may use",
-        0.5,
-        0.99,
-        float(DEFAULTS["gpu_memory_utilization"]),
-        0.01,
-        "vLLM's gpu_memory_utilization: the rest is reserve.",
-    ),
-    "eff": NumberSpec(
-        "Bandwidth efficiency (MBU)",
-        0.1,
-        1.0,
-        float(DEFAULTS["bandwidth_efficiency"]),
-        0.01,
-        "Model bandwidth utilisation: the share of peak memory bandwidth decoding really gets.",
-    ),
-    "mfu": NumberSpec(
-        "Compute efficiency (MFU)",
-        0.05,
-        1.0,
-        float(DEFAULTS["mfu"]),
-        0.01,
-        "Model FLOPs utilisation: the share of the GPU's peak FLOP/s prefill and large batches really get.",
-    ),
-    "overhead": NumberSpec(
-        "Fixed cost per layer and pass (µs)",
-        0.0,
-        10_000.0,
-        float(DEFAULTS["layer_overhead_us"]),
-        5.0,
-        "Kernel launches and synchronisation: paid once per layer by every prefill and every decode step.",
-    ),
-    # the workload (drawn in its section; kept in the session and the link like the engine settings)
-    "rpm": NumberSpec(
-        "Peak requests per minute", 0.01, 1_000_000.0, 60.0, 10.0, "Requests arriving per minute at the busiest hour."
-    ),
-    "in_flight": NumberSpec(
-        "Peak users waiting at once",
-        1,
-        10_000_000,
-        100,
-        10,
-        "People waiting on an answer at the same moment at the busiest hour (requests in flight), not the headcount: "
-        "at the latency target's pace they send this many requests each time a request's seconds go by.",
-    ),
-    "prompt": NumberSpec(
-        "Mean prompt (input tokens)", 1, 1_000_000, 1000, 100, "Tokens sent per request: question, context, history."
-    ),
-    "answer": NumberSpec("Mean answer (output tokens)", 1, 100_000, 250, 50, "Tokens generated per request."),
-    "ttft": NumberSpec(
-        "First token within (seconds)", 0.01, 600.0, 2.0, 0.5, "Latency target: time until the answer starts."
-    ),
-    "speed": NumberSpec(
-        "At least tokens/s per user", 0.1, 10_000.0, 20.0, 5.0, "Latency target: reading speed of the answer."
-    ),
-    "peak": NumberSpec(
-        "Peak-to-average traffic",
-        1.0,
-        1000.0,
-        build_vs_buy.default_peak_to_average(),
-        0.5,
-        f"The busiest hour's rate over the month's average (default {build_vs_buy.default_peak_to_average():g}): "
-        "the fleet is sized for the peak; an API bills the average. " + build_vs_buy.peak_to_average_reason(),
-    ),
-    "hours": NumberSpec(
-        "Hours served per month",
-        1.0,
-        744.0,
-        HOURS_ALWAYS_ON,
-        10.0,
-        f"Hours the GPUs are rented per month ({HOURS_ALWAYS_ON:g} = always on: a year's hours over twelve).",
-    ),
-    "api_in": NumberSpec(
-        "API $ per 1M input tokens", 0.0, 10_000.0, FIRST_API.input_per_m, 0.05, "The API's list price for input."
-    ),
-    "api_out": NumberSpec(
-        "API $ per 1M output tokens", 0.0, 10_000.0, FIRST_API.output_per_m, 0.05, "The API's list price for output."
-    ),
-    # the budget by month (drawn in its section; kept in the session and the link)
-    "growth": NumberSpec(
-        "Growth in requests a month (%)",
-        -99.0,
-        1000.0,
-        0.0,
-        1.0,
-        "Each month's requests over the month before, in per cent, compounding month on month.",
-    ),
-    "min_copies": NumberSpec(
-        "Fewest copies", 0, 100_000, 1, 1, "Autoscaling never goes below this many model copies (0 = off when idle)."
-    ),
-    "max_copies": NumberSpec(
-        "Most copies (0 = no maximum)",
-        0,
-        1_000_000,
-        0,
-        1,
-        "Autoscaling never goes above this many copies; hours that need more are named as unserved.",
-    ),
-    "scale_minutes": NumberSpec(
-        "Scale-up delay (minutes)",
-        0.0,
-        60.0,
-        10.0,
-        1.0,
-        "Minutes a new copy takes to load its weights and warm up: billed before its hour, serving nothing.",
-    ),
-    **{
-        f"pay_{name}": NumberSpec(label, low, high, PAY_PRESETS[name].value, step, help)
-        for name, (label, low, high, step, help) in PAY_FIELDS.items()
-    },
+NUMBERS = {  # the page's number fields as the planner declares them (core.plan.fields), bounds shared with the commands
+    key: f
+    for key, f in fields().items()
+    if key not in ("qps", "concurrency", "requests", "seed", "tp")  # the traffic command's own
 }
 
 

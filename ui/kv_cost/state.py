@@ -6,12 +6,13 @@ fields) keep their values in the session and write the link themselves (`keep_in
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import lru_cache
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.plan import kv_cache as kv
+from core.plan.fields import Field
 from core.plan.model_config import (
     BIASES,
     FIELD_NAMES,
@@ -54,7 +55,6 @@ from ui.kv_cost.settings import (
     SECTION,
     SECTIONS,
     SIZES,
-    NumberSpec,
     choices,
     memory,
 )
@@ -189,20 +189,20 @@ def select_field(label: str, key: str, help: str, widget: Callable = st.selectbo
     widget(label, options, format_func=shown, key=key, help=help, **{"bind": "query-params", **extra})
 
 
-@cache
-def _spec(key: str) -> NumberSpec:
-    """A number field's NumberSpec: the scenario's own, or a model field's (its limits, the primer's value, step 1);
-    built once per key, as every run reads it several times per field."""
+@lru_cache(maxsize=256)  # 256 × ~0.5 kB: the page's number fields
+def _spec(key: str) -> Field:
+    """A number field's declaration: the planner's own (core.plan.fields), or a model field's (its limits, the
+    primer's value, step 1); built once per key, as every run reads it several times per field."""
     if key in NUMBERS:
         return NUMBERS[key]
     name = key.removeprefix("f_")
     label, helptext = FIELD_LABELS[name]
-    return NumberSpec(label, *LIMITS[name], getattr(presets()[PRIMER], name), 1, helptext)
+    return Field(key, label, "", *LIMITS[name], getattr(presets()[PRIMER], name), 1, helptext, whole=True)
 
 
 def _whole(key: str) -> bool:
-    """True for a field that takes whole numbers only (tokens, users, model sizes), as its default says."""
-    return isinstance(_spec(key).default, int)
+    """True for a field that takes whole numbers only (tokens, users, model sizes)."""
+    return _spec(key).whole
 
 
 def typed_value(key: str) -> float | int:
@@ -218,7 +218,7 @@ def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
     kept = memory().typed_ok.get(key, spec.default)
     notes = memory().typed_notes
     try:
-        read = lr.read_number(repr(value), spec.low, spec.high, _whole(key))
+        read = spec.check(value)
     except lr.Refused as refused:
         notes[key] = lr.typed_refusal(spec.label, value, str(refused), kept)
         st.session_state[key] = kept
@@ -230,12 +230,12 @@ def _check_typed(key: str, then: Callable[[], None] | None = None) -> None:
 
 
 def number_field(key: str, container: object = st, **extra: object) -> float | int:
-    """A number input (a slider for the two fractions) from its NumberSpec, bound to the URL unless `extra` says
+    """A number input (a slider for the two fractions) from its declaration, bound to the URL unless `extra` says
     otherwise; returns its value (`typed_value`).
 
     A number input has no bounds of its own and takes decimals: the browser then passes every typed value on
     (bounded or whole-number inputs drop out-of-range values silently and read 1e308 as 1), and `_check_typed`
-    keeps or refuses it by the NumberSpec, naming a refused value under the field.
+    keeps or refuses it by the declaration, naming a refused value under the field.
     """
     spec = _spec(key)
     common = {"key": key, "help": spec.help, **{"bind": "query-params", **extra}}

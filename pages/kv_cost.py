@@ -130,7 +130,7 @@ def scenario_results(
         lambda: (
             planner.workload_section(config, plan_dep, load, plan, plan_view.whose(found))
             if plan
-            else plan_view.answer(config, found, load)
+            else plan_view.needs_a_plan("Workload and bill")
         ),
         lambda: planner.build_vs_buy_section(
             config, planner.plan(config, plan_dep, load)[0] if plan else None, load, api, peak
@@ -139,7 +139,7 @@ def scenario_results(
         lambda: (
             budget_section.draw(config, choice["model"], load, plan, api.price, plan_view.page_search_args(choice))
             if plan
-            else plan_view.answer(config, found, load)
+            else plan_view.needs_a_plan("Budget by month")
         ),
         lambda: reference.finance(config, deployment, kv.budget_effects(config, deployment)),
         lambda: reference.anatomy(config, deployment, result),

@@ -26,6 +26,7 @@ from core.plan import daily as dl
 from core.plan import kv_memory as kv
 from core.plan import search as se
 from core.plan import serving as sv
+from core.plan.fields import field
 from core.plan.model_config import ModelConfig
 from core.plan.payment import (
     Owning,
@@ -78,8 +79,10 @@ class Growth:
     months: int = 12
 
 
-def growth_problem(g: Growth) -> str | None:
-    """Why a growth or horizon cannot be used (a fall of 100% or more, not a number, a horizon not 12, 24 or 36)."""
+def growth_problem(g: Growth, peak_rpm: float | None = None) -> str | None:
+    """Why a growth or horizon cannot be used: not a number, a fall of 100% or more, a horizon not 12, 24 or 36, or
+    (given the first month's peak) a rate grown beyond the most requests a minute the planner sizes by the last month
+    (worked out in logarithms, so no growth overflows)."""
     pct = g.monthly_percent
     if isinstance(pct, bool) or not isinstance(pct, int | float) or not math.isfinite(pct):
         return f"the monthly growth must be a finite percentage, not {pct!r}"
@@ -87,7 +90,18 @@ def growth_problem(g: Growth) -> str | None:
         return f"the monthly growth cannot be a fall of 100% or more ({pct:g}%): traffic would vanish"
     if g.months not in HORIZONS:
         return f"the horizon must be {', '.join(map(str, HORIZONS))} months, not {g.months!r}"
-    return None
+    top = field("rpm").high
+    if peak_rpm is None or not 0 < peak_rpm <= top or pct <= 0:
+        return None
+    steps = g.months - 1
+    if math.log(peak_rpm) + steps * math.log1p(pct / 100.0) <= math.log(top):
+        return None
+    most = 100.0 * math.expm1(math.log(top / peak_rpm) / steps)
+    grown = math.exp(min(math.log(peak_rpm) + steps * math.log1p(pct / 100.0), 700.0))
+    return (
+        f"at {pct:g}% a month, {peak_rpm:,g} requests a minute grow to {grown:,.3g} a minute by month {g.months}, "
+        f"beyond the {top:,.0f} the planner sizes; over {g.months} months it can grow at most {most:,.1f}% a month"
+    )
 
 
 def own_monthly(owning: Owning, gpus: np.ndarray | float, servers: np.ndarray | float, hours: float) -> np.ndarray:
@@ -223,7 +237,8 @@ def budget(
     eff are the search's own arguments, used to see whether a grown rate would choose another GPU type. ValueError
     names a refused curve, fleet, growth or payment field."""
     curve = np.asarray(list(curve) if not isinstance(curve, np.ndarray) else curve, dtype=np.float64)
-    problems = [p for p in (dl.curve_problem(curve), dl.fleet_problem(fleet), growth_problem(growth)) if p]
+    grown = growth_problem(growth, load.requests_per_minute)
+    problems = [p for p in (dl.curve_problem(curve), dl.fleet_problem(fleet), grown) if p]
     problems += payment_problem(payment)
     if problems:
         raise ValueError("; ".join(problems))

@@ -150,9 +150,10 @@ class Capacity:
 
 
 def copies_for(rate_rpm: np.ndarray | float, capacity: Capacity) -> np.ndarray:
-    """Copies a rate needs: ceil(rate per second / capacity per copy − 1e-9), as the planner counts them."""
+    """Copies a rate needs: ceil(rate per second / capacity per copy − 1e-9), as the planner counts them, and at
+    least one for any traffic at all (a trickle still needs a copy running); none for an hour without traffic."""
     rate_s = np.asarray(rate_rpm, dtype=np.float64) / 60.0
-    return np.ceil(rate_s / capacity.requests_per_s_copy - EPS)
+    return np.where(rate_s > 0, np.maximum(1.0, np.ceil(rate_s / capacity.requests_per_s_copy - EPS)), 0.0)
 
 
 # --------------------------------------------------------------------------------------------------- a day

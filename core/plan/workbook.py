@@ -11,6 +11,8 @@ latency target, its GPUs and its prefill share are input cells labelled as the p
 All text a reader could have typed (scenario names above all) is written with write_string, and the workbook turns
 no string into a formula or a link, so '=…', '+…', '@…' or 'http…' stay plain text. Each formula carries the engine's
 own value as its cached result, so a viewer that does not recalculate still shows the numbers.
+
+XlsxWriter is imported only when a workbook is written: a page that never writes one does not need it (`available`).
 """
 
 from __future__ import annotations
@@ -19,8 +21,6 @@ import io
 from dataclasses import dataclass, field
 
 import numpy as np
-import xlsxwriter
-from xlsxwriter.utility import xl_col_to_name, xl_rowcol_to_cell
 
 from core.plan import budget as bg
 from core.plan import daily as dl
@@ -140,6 +140,8 @@ class _Writer:
     """One workbook being written: formats, the Assumptions sheet's next row, the defined names."""
 
     def __init__(self, buffer: io.BytesIO) -> None:
+        import xlsxwriter
+
         self.wb = xlsxwriter.Workbook(buffer, OPTIONS)
         wb = self.wb
         self.bold = wb.add_format({"bold": True})
@@ -178,7 +180,7 @@ class _Writer:
             ws.write_string(self.arow, 2, unit)
             ws.write_string(self.arow, 3, source)
             ws.write_string(self.arow, 4, f"s{k}_{key}")
-            self.wb.define_name(f"s{k}_{key}", f"='Assumptions'!{xl_rowcol_to_cell(self.arow, 1, True, True)}")
+            self.wb.define_name(f"s{k}_{key}", f"='Assumptions'!{_cell(self.arow, 1, True, True)}")
             self.arow += 1
         self.arow += 1
 
@@ -236,6 +238,8 @@ RULES = (
 
 
 def _cell(row: int, col: int, row_abs: bool = False, col_abs: bool = False) -> str:
+    from xlsxwriter.utility import xl_rowcol_to_cell
+
     return xl_rowcol_to_cell(row, col, row_abs, col_abs)
 
 
@@ -343,7 +347,8 @@ def _plan_sheet(w: _Writer, k: int, name: str, inputs: BudgetInputs, b: bg.Budge
         lo_cell = _cell(r, C["Fewest copies an hour"], col_abs=True)
         hi_cell = _cell(r, C["Most copies an hour"], col_abs=True)
         x_cell = _cell(r, C["Copies the peak needs, unrounded"], col_abs=True)
-        need = f"ROUNDUP({x_cell}*{shares}-1E-9,0)"
+        rounded = f"ROUNDUP({x_cell}*{shares}-1E-9,0)"
+        need = f"IF({x_cell}*{shares}>0,IF({rounded}<1,1,{rounded}),0)"  # any traffic needs a copy, none needs none
         formula = f"{{=IF({need}<{lo_cell},{lo_cell},IF({need}>{hi_cell},{hi_cell},{need}))}}"
         ws.write_array_formula(r, HOUR0, r, HOUR0 + 23, formula, w.count, float(copies[0]))
         for h in range(1, 24):  # the array's other cells hold only their cached values, as Excel stores them
@@ -457,6 +462,15 @@ def _sources_sheet(w: _Writer, scenarios: list[tuple[str, BudgetInputs, bg.Budge
         ws.write_string(row, 3, name)
 
 
+def available() -> bool:
+    """True when XlsxWriter, which writes the workbook, can be imported."""
+    try:
+        import xlsxwriter  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def workbook_bytes(scenarios: list[tuple[str, BudgetInputs, bg.Budget]]) -> bytes:
     """The xlsx of one or more scenarios (name, inputs, the engine's budget): Assumptions with named inputs, one Plan
     sheet of live formulas per scenario, and Sources. ValueError without a scenario."""
@@ -475,4 +489,6 @@ def workbook_bytes(scenarios: list[tuple[str, BudgetInputs, bg.Budget]]) -> byte
 
 def column(label: str) -> str:
     """The Plan sheet's column letter of a monthly figure (for readers and tests)."""
+    from xlsxwriter.utility import xl_col_to_name
+
     return xl_col_to_name(C[label])

@@ -192,13 +192,20 @@ def app_url() -> str:
 
 
 def scenario_link(page: str) -> str:
-    """The address that reopens this page with the current inputs (the URL holds them); "" when the app's address
-    is not known (`app_url`)."""
+    """The address that reopens this page with the current inputs (the URL holds them, every value of a repeated
+    parameter included: kept scenarios, compared models, allowed GPUs); "" when the app's address is not known
+    (`app_url`)."""
     root = app_url()
     if not root:
         return ""
-    query = urlencode(st.query_params.to_dict(), doseq=True)
+    query = link_query(st.query_params)
     return urljoin(root, page) + (f"?{query}" if query else "")
+
+
+def link_query(params: object) -> str:
+    """A page's query string from its parameters (anything with keys and get_all), every value of a repeated key in
+    order: st.query_params.to_dict() would keep only the last."""
+    return urlencode([(key, value) for key in params for value in params.get_all(key)])  # type: ignore[attr-defined]
 
 
 def download(build: Callable[[], Briefing], *, file_name: str) -> None:

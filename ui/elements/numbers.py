@@ -50,3 +50,10 @@ def log_axis(title: str, low: float, high: float, *, money: bool = False) -> dic
         "tickvals": ticks,
         "ticktext": [short(t, money) for t in ticks],
     }
+
+
+def in_words(items: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c': a list as a sentence names it."""
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 
 SHORT = 60  # characters of user text echoed in a message; enough to recognise a value, too few to flood the page
 _SPECIAL = re.compile("([" + re.escape(string.punctuation) + "])")
@@ -19,9 +20,26 @@ _AUTOLINK = re.compile(r"://|www\.|@", re.IGNORECASE)  # where GitHub-style auto
 _JOIN = "\u200b"  # a zero-width space: invisible, and it breaks an address so it is not made a link
 
 
+def invisible(text: str) -> list[str]:
+    """The invisible format characters in `text` (right-to-left overrides, isolates, zero-width marks: Unicode's
+    category Cf), each as 'U+202E RIGHT-TO-LEFT OVERRIDE', once each, in order."""
+    found = {c: None for c in text if unicodedata.category(c) == "Cf"}
+    return [f"U+{ord(c):04X} {unicodedata.name(c, 'FORMAT CHARACTER')}" for c in found]
+
+
+def without_invisible(text: str) -> str:
+    """`text` with its invisible format characters removed (they can make a name display in another order)."""
+    return "".join(c for c in text if unicodedata.category(c) != "Cf")
+
+
+def _shown(c: str) -> str:
+    return f"<U+{ord(c):04X}>" if unicodedata.category(c) == "Cf" else c
+
+
 def shorten(text: object, limit: int = SHORT) -> str:
-    """The text on one line, cut to `limit` characters with '…' and the full length when it was longer."""
-    flat = _BREAKS.sub(" ", str(text))
+    """The text on one line, cut to `limit` characters with '…' and the full length when it was longer; an invisible
+    format character shows as its code (<U+202E>), so it can neither hide nor reorder what is around it."""
+    flat = "".join(map(_shown, _BREAKS.sub(" ", str(text))))
     if len(flat) <= limit:
         return flat
     return f"{flat[:limit]}… ({len(flat):,} characters)"

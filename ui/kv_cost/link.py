@@ -31,6 +31,7 @@ from ui.kv_cost.own_model import (
     field_value,
     name_value,
 )
+from ui.kv_cost.scenario_names import kept_scenarios
 from ui.kv_cost.settings import (
     ALLOWED_GPUS,
     AUTO,
@@ -52,6 +53,7 @@ from ui.kv_cost.settings import (
     PAY_KEYS,
     PIN_TP,
     PRICE_KEYS,
+    SCENARIO,
     SECTION,
     SHAPE,
     SIZES,
@@ -138,6 +140,8 @@ def _canonical(key: str, values: list[str], notes: list[str]) -> list[str] | Non
         return [""]
     if key == NAME_KEY:
         return name_value(values[-1], notes)
+    if key == SCENARIO:
+        return kept_scenarios(values, notes)
     if key == "price":  # the reader's own prices per GPU, read into the page's memory by `read_link`
         return [values[-1]]
     if key in options:
@@ -227,6 +231,15 @@ def read_link(page: Path, opened: bool = False) -> None:
         for name, key in FIELD_KEYS.items():
             st.session_state[key] = getattr(presets()[model], name)
         model = CUSTOM
+    if NAME_KEY in link and model != CUSTOM:  # a name belongs to your own model only
+        notes.append(
+            lr.refusal(
+                NAME_KEY,
+                link.pop(NAME_KEY)[-1],
+                "a name is used only with your own model (model = Custom)",
+                "it is left out",
+            )
+        )
     if NAME_KEY in link:
         st.session_state[CUSTOM_NAME] = link[NAME_KEY][-1]
     for key in ENGINE_DEFAULTS:

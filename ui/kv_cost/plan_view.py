@@ -235,6 +235,11 @@ def answer_cards(result: search.SearchResult) -> list[Card]:
     ]
 
 
+def needs_a_plan(section: str) -> None:
+    """What a section built on the plan says when there is none (the answer above says why, once)."""
+    st.info(f"{section} starts from the plan, and there is none for this workload: the answer above says why.")
+
+
 def answer(config: ModelConfig, result: search.SearchResult | str, load: sv.Workload) -> None:
     """The plan as the page's answer: a heading with the workload, the cards, or why there is no plan."""
     st.markdown(
@@ -312,7 +317,7 @@ def details(result: search.SearchResult | str) -> None:
             )
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=32)  # 32 × ~5 kB
 def cost_latency_figure(result: search.SearchResult) -> go.Figure:
     """Monthly cost against the first token's seconds, one point per configuration, the plan marked."""
     others = result.runners_up

@@ -19,6 +19,8 @@ from ui.elements.widgets import chart
 from ui.kv_cost.budget import scenarios as sc
 from ui.kv_cost.budget.figures import frame
 from ui.kv_cost.numbers import money
+from ui.kv_cost.scenario_names import typed_name
+from ui.kv_cost.settings import NOW, SCENARIO_NAME_CHARS
 
 FOOTNOTE = (
     f"Each scenario's monthly cost is its way to pay (or the cheapest over its own horizon), budgeted over "
@@ -27,7 +29,6 @@ FOOTNOTE = (
 )
 NAME = "kv_scenario_name"
 NOTE = "kv_scenario_note"
-NOW = "This page now"
 COLUMNS = (
     "scenario",
     "model",
@@ -53,10 +54,11 @@ def link_values_of(params: object) -> list[str]:
 
 
 def _keep() -> None:
-    """Keep the page's scenario under the typed name (at most four; names unique)."""
-    name = " ".join(str(st.session_state.get(NAME, "")).split())[: sc.NAME_CHARS]
+    """Keep the page's scenario under the typed name (at most four; names unique; invisible characters removed and
+    named)."""
+    name, said = typed_name(str(st.session_state.get(NAME, "")))
     kept = sc.kept_values()
-    names = [sc.parse_qs_name(value) for value in kept]
+    names = [NOW, *(sc.parse_qs_name(value) for value in kept)]
     if not name:
         st.session_state[NOTE] = "Name the scenario first."
     elif len(kept) >= sc.MAX_SCENARIOS:
@@ -65,7 +67,7 @@ def _keep() -> None:
         st.session_state[NOTE] = f"A scenario named {quoted(name)} is kept already; choose another name."
     else:
         st.query_params[sc.SCENARIO] = [*kept, sc.encode(name, _link_now())]
-        st.session_state[NOTE] = None
+        st.session_state[NOTE] = f"Kept as {quoted(name)}: {said}." if said else None
         st.session_state[NAME] = ""
 
 
@@ -139,7 +141,7 @@ def section() -> list[sc.Resolved]:
         f"again over {sc.COMPARE_MONTHS} months, so they compare like for like."
     )
     cols = st.columns([3, 1])
-    cols[0].text_input("Name for this scenario", key=NAME, max_chars=sc.NAME_CHARS)
+    cols[0].text_input("Name for this scenario", key=NAME, max_chars=SCENARIO_NAME_CHARS)
     cols[1].button("Keep this scenario", key="kv-keep-scenario", on_click=_keep)
     if note := st.session_state.get(NOTE):
         st.warning(note)

@@ -143,26 +143,32 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def inputs_from(values: dict, own: dict[str, float], gpu_id: str, api: sv.ApiPrice) -> tuple[Inputs | None, list[str]]:
+def inputs_from(
+    values: dict, own: dict[str, float], gpu_id: str, api: sv.ApiPrice, peak_rpm: float
+) -> tuple[Inputs | None, list[str]]:
     """The budget's inputs from its fields' values (shape, curve text, fleet, months and the numbers by key) and the
     reader's own payment figures (by key; every other figure is the GPU type's preset), or every value the engine
-    cannot use, named."""
+    cannot use, named (a growth is checked against the first month's peak rate, `peak_rpm`)."""
     shape = values[SHAPE]
     curve, problem = (
         (tuple(float(v) for v in daily.shape(shape)), None) if shape != OWN_CURVE else read_curve(values[CURVE])
     )
     problems = [f"Your hourly curve: {problem}"] if problem else []
     autoscale = values[FLEET] == "autoscale"
-    fleet = daily.Fleet(
-        autoscale=autoscale,
-        min_copies=int(values["min_copies"]),
-        max_copies=int(values["max_copies"]) or None,
-        scale_up_minutes=float(values["scale_minutes"]),
+    fleet = (  # a fixed fleet has no limits: the autoscaling fields keep their values for when they apply
+        daily.Fleet(
+            autoscale=True,
+            min_copies=int(values["min_copies"]),
+            max_copies=int(values["max_copies"]) or None,
+            scale_up_minutes=float(values["scale_minutes"]),
+        )
+        if autoscale
+        else daily.Fleet()
     )
-    if autoscale and (why := daily.fleet_problem(fleet)):
+    if why := daily.fleet_problem(fleet):
         problems.append(f"Fleet: {why}")
     growth = budget.Growth(float(values["growth"]), int(values[MONTHS]))
-    if why := budget.growth_problem(growth):
+    if why := budget.growth_problem(growth, peak_rpm):
         problems.append(f"Growth: {why}")
     presets = payment.sources(gpu_id)
     figures = {name: own.get(f"pay_{name}", presets[name].value) for name in PAY_FIELDS}
@@ -185,12 +191,12 @@ def page_values() -> dict:
     } | {key: typed_value(key) for key in BUDGET_KEYS}
 
 
-def read(gpu_id: str, api: sv.ApiPrice) -> tuple[Inputs | None, list[str]]:
+def read(gpu_id: str, api: sv.ApiPrice, peak_rpm: float) -> tuple[Inputs | None, list[str]]:
     """The budget's inputs from the session, and every value that cannot be used, named; the link follows. With a
     refused value the last valid inputs stay (None before the first)."""
     values = page_values()
     _to_link(values[SHAPE])
-    made, problems = inputs_from(values, memory().pay_own, gpu_id, api)
+    made, problems = inputs_from(values, memory().pay_own, gpu_id, api, peak_rpm)
     if made is None:
         return memory().last_budget, problems
     memory().last_budget = made

@@ -35,12 +35,15 @@ from ui.kv_cost.settings import (
     ENGINE_DEFAULTS,
     FLEET,
     LOAD_AS,
+    MAX_SCENARIOS,
     MONTHS,
     NUMBERS,
     PAY_KEYS,
     PIN_TP,
     PRICE_KEYS,
     SAME_MODEL,
+    SCENARIO,
+    SCENARIO_NAME_CHARS,
     SEARCH,
     SHAPE,
     WAY,
@@ -48,9 +51,6 @@ from ui.kv_cost.settings import (
     choices,
 )
 
-SCENARIO = "scenario"  # the link key, once per kept scenario
-MAX_SCENARIOS = 4
-NAME_CHARS = 60
 COMPARE_MONTHS = max(bu.HORIZONS)  # every scenario is budgeted over the longest horizon, so they compare
 CHOSEN = ("model", "kv_dtype", "w_bits", "engine", "block", "api", LOAD_AS, SHAPE, FLEET, MONTHS, WAY, PIN_TP)
 NUMBER_KEYS = (*WORKLOAD_KEYS, *PRICE_KEYS, *BUDGET_KEYS, *PAY_KEYS, "util", "eff", "mfu", "overhead")
@@ -78,7 +78,7 @@ class Resolved:
 def encode(name: str, link: Mapping[str, list[str]]) -> str:
     """A scenario's link value: its name and the page's settings that plan and budget it."""
     kept = [(key, value) for key in KEPT_KEYS for value in link.get(key, [])]
-    return urlencode([("name", name[:NAME_CHARS]), *kept])
+    return urlencode([("name", name[:SCENARIO_NAME_CHARS]), *kept])
 
 
 def _choice(key: str, query: Mapping[str, list[str]], problems: list[str]) -> object:
@@ -135,10 +135,12 @@ def resolve(value: str) -> Resolved | tuple[str, str]:
     values = numbers | {key: picked[key] for key in (SHAPE, FLEET, MONTHS, WAY)}
     values[CURVE] = (query.get(CURVE) or [""])[-1]
     own = {key: float(numbers[key]) for key in PAY_KEYS if key in query}
-    made, why = budget_inputs.inputs_from(values, own, found.plan.gpu.id, api.price)
+    made, why = budget_inputs.inputs_from(values, own, found.plan.gpu.id, api.price, load.requests_per_minute)
     if made is None:
         return name, "; ".join(why)
     longest = replace(made, growth=bu.Growth(made.growth.monthly_percent, COMPARE_MONTHS))
+    if problem := bu.growth_problem(longest.growth, load.requests_per_minute):
+        return name, f"over the comparison's {COMPARE_MONTHS} months {problem}"
     computed = compute(config, model_id, load, found.plan, longest, args)
     return Resolved(
         name,
@@ -187,4 +189,4 @@ def row(r: Resolved) -> tuple:
 
 def parse_qs_name(value: str) -> str:
     """A kept scenario's name, as its link value holds it (shortened)."""
-    return shorten((parse_qs(value).get("name") or ["(unnamed)"])[-1], NAME_CHARS)
+    return shorten((parse_qs(value).get("name") or ["(unnamed)"])[-1], SCENARIO_NAME_CHARS)

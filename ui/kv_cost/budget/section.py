@@ -57,6 +57,12 @@ def draw(
     if not rows:
         st.caption("The workbook needs a scenario the page can plan: a published model (not your own).")
         return
+    if not workbook.available():
+        st.caption(
+            "The workbook cannot be written here: this installation lacks XlsxWriter, the package that writes it "
+            "(listed in requirements.txt). Every figure on the page is unaffected."
+        )
+        return
     st.download_button(
         "Download the workbook (xlsx)",
         lambda: workbook_file(rows),

@@ -38,7 +38,7 @@ class Computed:
     hourly: go.Figure
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # 16 × ~50 kB
 def compute(
     config: ModelConfig,
     model_id: str | None,
@@ -160,7 +160,7 @@ def section(
     )
     budget_inputs.traffic()
     budget_inputs.pay_fields(plan.gpu.id)
-    made, problems = budget_inputs.read(plan.gpu.id, api)
+    made, problems = budget_inputs.read(plan.gpu.id, api, load.requests_per_minute)
     for problem in problems:
         st.error(plain(problem, limit=400) + (" The last valid budget is shown." if made else ""))
     if made is None:

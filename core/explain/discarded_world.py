@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +63,7 @@ def discarded_types() -> tuple[SentenceType, ...]:
     return tuple(rows)
 
 
-@cache
+@lru_cache(maxsize=3)  # 3 × ~50 kB: all, training, held out
 def discarded_corpus(held_out: bool | None = None) -> Corpus:
     """The discarded world's types as a corpus (all 80, or the training / held-out ones), allowed sets from its own
     grammar."""

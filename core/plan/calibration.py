@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def _asset() -> dict:
     return sv._asset("serving_measurements.json")
 
 
-@cache
+@lru_cache(maxsize=32)  # 32 × ~1 kB: the calibration's own models
 def model(model_id: str) -> ModelConfig:
     """A model by preset id, or from the measurements' own configs (models the calculator does not offer)."""
     if model_id in presets():

@@ -65,7 +65,7 @@ def one_user_speed(config: ModelConfig, dep: kv.Deployment, context: int) -> flo
     return float(1.0 / kv.decode_seconds(config, at, np.array([1.0]))[0])
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~0.5 kB
 def context_cost(config: ModelConfig, dep: kv.Deployment) -> ContextCost:
     """The cost of context for one model copy at the deployment's context (see ContextCost); cached: configs and
     deployments are frozen."""

@@ -68,8 +68,9 @@ def _simulate(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, traff
     wall = WALL_S if deadline is None else min(WALL_S, deadline - time.perf_counter())
     if wall <= 0:
         raise OutOfTime(f"the section's {SECTION_S:g} s of simulating ran out")
-    result = sim.simulate(setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_events=MOVES,
-                          max_wall_s=wall)  # fmt: skip
+    result = sim.simulate(
+        setup_of(config, dep, eff), traffic, limits_of(config, dep, eff), max_events=MOVES, max_wall_s=wall
+    )
     if deadline is not None and result.stopped_by == "time":
         raise OutOfTime(f"the section's {SECTION_S:g} s of simulating ran out")
     return result
@@ -148,14 +149,14 @@ def _point(result: sim.Result, rate: float, skip: int) -> Point:
     )
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # 4,096 × ~0.5 kB
 def at_rate(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload, rate: float) -> Point:
     """One copy under Poisson arrivals at `rate` requests per second (cached by small frozen keys)."""
     traffic = sim.Traffic("poisson", REQUESTS, load.prompt_tokens, load.output_tokens, rate=rate, seed=SEED)
     return _point(_simulate(config, dep, eff, traffic), rate, WARMUP)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # 1,024 × ~0.5 kB
 def alone(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload) -> Point:
     """One request at a time on a copy: the best latency any number of copies can give."""
     traffic = sim.Traffic("closed", 2, load.prompt_tokens, load.output_tokens, concurrency=1)
@@ -215,7 +216,7 @@ def with_copies(
     )
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~1 kB
 def size_under_load(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload) -> LoadSizing:
     """The smallest number of copies whose simulated p95 first token and inter-token latency meet the target at the
     peak rate shared among them (None with the limit and reason when no plan exists)."""
@@ -264,8 +265,9 @@ def _smallest_count(static: sv.Sizing, dep: kv.Deployment, load: sv.Workload, ok
                 break
             low = n
         else:
-            return LoadSizing(None, None, "queue", f"even {n:,} copies, {rate / n:.4g} requests/s each, miss the "
-                              "target at p95")  # fmt: skip
+            return LoadSizing(
+                None, None, "queue", f"even {n:,} copies, {rate / n:.4g} requests/s each, miss the target at p95"
+            )
     while high - low > 1:  # the smallest count that meets the target, between a failing and a meeting one
         mid = (low + high) // 2
         if mid >= 1 and (point := ok(mid)) is not None:
@@ -294,7 +296,7 @@ class Curve:
         return np.array([getattr(p, name) for p in self.points])
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~1 kB
 def sweep(
     config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload, include: float = 0.0
 ) -> Curve:

@@ -311,13 +311,13 @@ class Queue:
         return low
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~5 kB
 def queue(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, prompt: int, output: int) -> Queue:
     """The analytic queue of one copy of the deployment for one request shape (cached by small frozen keys)."""
     return Queue(ls.setup_of(config, dep, eff), ls.limits_of(config, dep, eff), prompt, output)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # 1,024 × ~0.5 kB
 def max_rate(
     config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, prompt: int, output: int, ttft_s: float, itl_s: float
 ) -> float:
@@ -330,7 +330,7 @@ def at_rate(config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: s
     return queue(config, dep, eff, load.prompt_tokens, load.output_tokens).at(rate).point
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~0.5 kB
 def size_under_load(
     config: ModelConfig, dep: kv.Deployment, eff: sv.Efficiency, load: sv.Workload
 ) -> tuple[sv.Sizing | None, str | None]:

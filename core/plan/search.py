@@ -59,7 +59,7 @@ def speed_ratios(eff: sv.Efficiency) -> np.ndarray:
     return np.where(is_time, 1.0 / (1.0 + errs), 1.0 + errs)
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # 16 × ~0.5 kB
 def ratio_band(eff: sv.Efficiency) -> tuple[float, float]:
     """The 25th and 75th percentile speed ratios: how much faster or slower real servers were, middle half."""
     low, high = np.percentile(speed_ratios(eff), PERCENTILES)
@@ -372,7 +372,7 @@ def _nearest(
     )
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=128)  # 128 × ~20 kB
 def _search(
     config: ModelConfig,
     load: sv.Workload,

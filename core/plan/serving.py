@@ -80,7 +80,7 @@ class Weights:
     gathered: float
 
 
-@cache
+@lru_cache(maxsize=1024)  # 1,024 × ~0.5 kB
 def weights(config: ModelConfig) -> Weights:
     """Split the model's parameters into what every step reads and what routing decides."""
     total = float(param_count(config))
@@ -338,7 +338,7 @@ class StepModel:
 
 
 # --------------------------------------------------------------------------------------------------- presets
-@cache
+@lru_cache(maxsize=4)  # 4 × ~50 kB: the assets read here
 def _asset(name: str) -> dict:
     with (ASSETS / name).open(encoding="utf-8") as handle:
         return json.load(handle)
@@ -467,7 +467,7 @@ def _large_batch(
     return batch, step_s, after, memory_until + 1 if memory_until < users else None
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # 256 × ~0.5 kB
 def size_workload(
     config: ModelConfig, dep: kv.Deployment, eff: Efficiency, load: Workload
 ) -> tuple[Sizing | None, str | None]:

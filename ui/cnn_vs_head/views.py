@@ -44,7 +44,7 @@ def _grid(values: np.ndarray) -> tuple[tuple[float, ...], ...]:
     return tuple(map(tuple, np.asarray(values, dtype=np.float64).tolist()))
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~10 kB
 def _panels(
     panels: tuple[tuple[str, tuple[tuple[float, ...], ...]], ...],
     title: str,
@@ -80,7 +80,7 @@ def cached_trace(image: np.ndarray, filters: dict[str, np.ndarray]) -> conv.Conv
     return _trace(conv.encode_image(image), tuple((name, _grid(kernel)) for name, kernel in filters.items()))
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # 256 × ~2 kB
 def _trace(image: str, filters: tuple[tuple[str, tuple[tuple[float, ...], ...]], ...]) -> conv.ConvTrace:
     return conv.classify(conv.decode_image(image)[0], {name: np.array(kernel) for name, kernel in filters})
 
@@ -92,7 +92,7 @@ INK, BLANK, LINE = (5, 48, 97), (247, 247, 247), (200, 200, 200)  # the heatmaps
 PIXEL = 22  # screen pixels per image pixel
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=128)  # 128 × ~0.5 kB
 def _picture(image: str) -> str:
     """The encoded image as a PNG data URL: one PIXEL-wide square per pixel, ink dark blue, thin grey grid lines.
 

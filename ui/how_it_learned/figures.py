@@ -95,7 +95,7 @@ def _marks(step: int, rule: int | None, last: int) -> tuple[list[dict], list[dic
     return shapes, notes
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # 256 × ~10 kB
 def curves(replay: Replay, names: tuple[tuple[str, str], ...], index: int, title: str, y_title: str) -> go.Figure:
     """The replay's metrics `names` ((metric, legend label) pairs) over the steps, the shown checkpoint marked."""
     x = log_x(replay.steps.tolist())
@@ -135,12 +135,12 @@ def curves(replay: Replay, names: tuple[tuple[str, str], ...], index: int, title
     return go.Figure({"data": [*data, current], "layout": spec})
 
 
-@lru_cache(maxsize=8)
+@lru_cache(maxsize=8)  # 8 × ~20 kB
 def _embedding(replay: Replay) -> EmbeddingMap:
     return embedding_map(replay)
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # 256 × ~20 kB
 def embeddings(replay: Replay, index: int) -> tuple[go.Figure, EmbeddingMap]:
     """The 20 embedding rows at one checkpoint in the final model's principal plane, one colour per word class."""
     emap = _embedding(replay)
@@ -173,7 +173,7 @@ def embeddings(replay: Replay, index: int) -> tuple[go.Figure, EmbeddingMap]:
     return go.Figure({"data": data, "layout": spec}), emap
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~1 kB
 def patterns(replay: Replay, index: int, tokens: tuple[str, ...]) -> np.ndarray:
     """Every head's attention pattern on a prompt at one checkpoint: one 4-token pass, kept."""
     out = head_patterns(replay.model(index), tokens)
@@ -181,7 +181,7 @@ def patterns(replay: Replay, index: int, tokens: tuple[str, ...]) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # 1,024 × ~2 kB
 def head_map(replay: Replay, index: int, tokens: tuple[str, ...], layer: int, head: int) -> go.Figure:
     """One head's attention weights on the prompt at one checkpoint (rows read, columns are read; masked cells grey)."""
     rows = [f"{i + 1} {t}" for i, t in enumerate(tokens)]
@@ -193,7 +193,7 @@ def head_map(replay: Replay, index: int, tokens: tuple[str, ...], layer: int, he
     return fig
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~2 kB
 def siblings(runs: tuple[Emergence, ...], last: int) -> go.Figure:
     """Each run's first logged step with the rule on every held-out type, and the step it holds from, seed by seed."""
     labels = [f"seed {r.seed}" + (" (shipped)" if r.seed == 0 else "") for r in runs]
@@ -230,7 +230,7 @@ def siblings(runs: tuple[Emergence, ...], last: int) -> go.Figure:
     return go.Figure({"data": data, "layout": spec})
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=4)  # 4 × ~10 kB
 def discarded_bars(rows: tuple[RunRow, ...], copula_slots: int, trained: int, held_out: int) -> go.Figure:
     """The two metrics side by side for every run: the class metric the primer watched (on the discarded world's
     `copula_slots`), and repeat accuracy on its `trained` and `held_out` repeat types."""

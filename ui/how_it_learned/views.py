@@ -82,12 +82,12 @@ def change_text(ch: Change) -> str:
     )
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # 16 × ~0.5 kB
 def _milestones(replay: Replay) -> tuple[Milestone, ...]:
     return milestones(replay)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~1 kB
 def _change(replay: Replay, at: int) -> Change:
     marks = _milestones(replay)
     return change(replay, marks[at], marks[at + 1])

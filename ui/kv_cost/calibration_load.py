@@ -28,7 +28,7 @@ def _setup(point: cal.OnlinePoint) -> str:
     )
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=4)  # 4 × ~10 kB
 def online_table(eff: sv.Efficiency) -> tuple[pa.Table, tuple[float, float, int], str]:
     """The runs as a table, the medians under load (first token, gap, runs) and the sentence on the largest miss."""
     rows = cal.online_errors(eff)

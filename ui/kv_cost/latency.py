@@ -148,7 +148,7 @@ WHY = (
 )
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~5 kB
 def _figure(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, per_copy: float, kind: str) -> go.Figure:
     """One of the two curves ('ttft' in seconds or 'itl' in milliseconds) with the target and the workload's rate."""
     curve = ls.sweep(config, dep, efficiency(dep), load, per_copy)

@@ -64,7 +64,7 @@ def gpus_text(n: int) -> str:
     return plural(n, "GPU")
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~5 kB
 def compared_rows(config: ModelConfig, dep: kv.Deployment, others: tuple[ModelConfig, ...]) -> Compared:
     """The chosen model and the compared ones, labelled with their GPUs per copy when that differs from the choice."""
     return tuple(

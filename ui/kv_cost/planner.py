@@ -107,7 +107,7 @@ def workload_section(config: ModelConfig, dep: kv.Deployment, load: sv.Workload,
     )
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~0.5 kB
 def plan(config: ModelConfig, dep: kv.Deployment, load: sv.Workload) -> tuple[sv.Sizing | None, str | None]:
     """The workload's sizing at the deployment's efficiencies (cached by small frozen keys): the sizing under load the
     planner's search uses (core.plan.queueing), so every section bills the plan the answer shows (the latency section
@@ -120,7 +120,7 @@ def efficiency(dep: kv.Deployment) -> sv.Efficiency:
     return replace(sv.default_efficiency(), mfu=dep.mfu, mbu=dep.efficiency, layer_overhead_s=dep.layer_overhead_s)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~2 kB
 def _speed_chart(config: ModelConfig, dep: kv.Deployment, load: sv.Workload, sizing: sv.Sizing) -> go.Figure:
     s = sv.Setup(config, dep.gpu, dep.tp, dep.weight_bits, dep.kv_dtype, efficiency(dep))
     batches = np.unique(np.geomspace(1, sizing.kv_users, min(sizing.kv_users, 200)).astype(np.int64))
@@ -217,12 +217,12 @@ def build_vs_buy_section(
     )
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=32)  # 32 × ~10 kB
 def _even(sizing: sv.Sizing, load: sv.Workload, price_in: float, price_out: float) -> sv.BreakEven:
     return sv.break_even(sizing, load, price_in, price_out)
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=32)  # 32 × ~20 kB
 def _break_even_chart(sizing: sv.Sizing, load: sv.Workload, price_in: float, price_out: float) -> go.Figure:
     even = _even(sizing, load, price_in, price_out)
     low = float(min(even.self_hosted.min(), even.api.min()))
@@ -305,7 +305,7 @@ def calibration_section(dep: kv.Deployment) -> None:
     )
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=16)  # 16 × ~10 kB
 def _calibration(eff: sv.Efficiency) -> tuple[pa.Table, float, float]:
     errs = cal.errors(eff)
     throughput, latency = cal.medians(errs)

@@ -74,7 +74,7 @@ OWN_PRICE = "its price ($/h)"
 AT_OWN_PRICE = "$ per 1M output tokens at full batch, for comparison"
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~10 kB
 def _options(
     config: ModelConfig, dep: kv.Deployment, prices: tuple[tuple[str, float], ...]
 ) -> tuple[list[kv.GpuOption], pa.Table]:
@@ -170,7 +170,7 @@ def anatomy(config: ModelConfig, dep: kv.Deployment, result: kv.Plan) -> None:
     table(_references(), readable=("exact parameters", "12·L·d_model²"))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~2 kB
 def _inventory(config: ModelConfig) -> pa.Table:
     """The weight inventory of primer §4 for this model, one row per weight."""
     return arrow_table(
@@ -188,7 +188,7 @@ def _inventory(config: ModelConfig) -> pa.Table:
     )
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~2 kB
 def _activations(config: ModelConfig, context: int) -> pa.Table:
     """Primer §4's activation table for this model at the chosen context, all 15 rows."""
     rows = activation_shapes(config, context)

@@ -36,7 +36,7 @@ def table(
         download_csv(lambda: frame_csv(rows.to_pandas(), index=False), name=name, key=key)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~1 kB
 def _comparison(compared: Compared) -> tuple[tuple[str, ...], tuple[tuple[Cell, ...], ...]]:
     """The side-by-side table's columns and rows (raw values: the CSV keeps them, the page formats them)."""
     dep = compared[0][2]

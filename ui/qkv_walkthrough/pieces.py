@@ -25,7 +25,7 @@ def small(values: np.ndarray) -> tuple:
     return tuple(map(tuple, values.tolist())) if np.ndim(values) == 2 else tuple(np.asarray(values).tolist())
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=512)  # 512 × ~5 kB
 def _built(builder: str, data: tuple | None, options: tuple) -> go.Figure:
     module = comparisons if hasattr(comparisons, builder) else figures
     fig = getattr(module, builder)(*([] if data is None else [np.array(data)]), **dict(options))

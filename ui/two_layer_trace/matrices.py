@@ -58,7 +58,7 @@ def matrix(
     download_matrix(values, rows, columns, name=title, key=slot or key)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=1024)  # 1,024 × ~2 kB
 def _heatmap(
     data: bytes,
     shape: tuple[int, ...],

@@ -17,14 +17,14 @@ from core.explain.transformer import Trace, forward
 from core.explain.weights import trained_model, training_log
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=256)  # 256 × ~2 kB
 def cached_trace(tokens: tuple[str, ...]) -> Trace:
     """One forward pass per prompt, shared by every chart of the page (the trace is read-only)."""
     model = trained_model()
     return forward(model, model.encode(tokens))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=64)  # 64 × ~1 kB
 def probe(prompt: tuple[str, ...]) -> CopulaProbe:
     """The copula read-out of one prompt (computed once per server)."""
     return copula_probe(trained_model(), prompt)

@@ -8,7 +8,7 @@ test that would fail if it did.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 LEADING_NOTE = re.compile(r"\A(?:(?://[^\n]*\n)+|/\*.*?\*/\n)", re.S)
 
 
-@cache
+@lru_cache(maxsize=16)  # 16 × ~10 kB: the browser layer's files
 def web_file(name: str) -> str:
     """One of this folder's .js or .css files, read once per process, without the note at its top: the note is for
     the reader of the file, and every page would otherwise send it to the browser on every run."""

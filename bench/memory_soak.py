@@ -11,11 +11,10 @@ every module is loaded), at its peak and after. Target: after ≤ 1.2 × start, 
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from urllib.parse import urlencode
 
-from bench.load import PeakWatch, rss_mb
+from bench.soak import measure, report, soaked
 from core.plan.fields import field
 from tests.e2e.conftest import PageWatch, Server
 from ui.elements.navigation import PAGES
@@ -23,8 +22,6 @@ from ui.elements.navigation import PAGES
 KV = next(spec for spec in PAGES if spec.url_path == "kv_cost")
 SECTION = "Latency under load"
 TARGET = 1.2
-TTL_S = 3  # seconds a closed tab's session is kept by the soaked server
-SETTLE_S = TTL_S + 7  # the server has dropped a closed tab's session and its widget values
 
 
 def visit(browser: object, server: Server, values: list[int]) -> list[str]:
@@ -44,47 +41,23 @@ def visit(browser: object, server: Server, values: list[int]) -> list[str]:
         watch.close()
 
 
-def soak(browser: object, server: Server, count: int) -> tuple[float, float, float, list[str]]:
-    """Start, peak and final resident memory of the server (MB) around one tab typing `count` values."""
-    top = int(field("answer").high)
-    visit(browser, server, [top - 1000, top - 1001])  # every module loaded: the start is steady
-    time.sleep(SETTLE_S)
-    start = rss_mb(server.process.pid)
-    peak = PeakWatch(server.process.pid)
-    peak.start()
-    errors = visit(browser, server, [top - k for k in range(count)])
-    time.sleep(SETTLE_S)
-    peak.running = False
-    return start, max(peak.peak, rss_mb(server.process.pid)), rss_mb(server.process.pid), errors
-
-
 def main() -> None:
-    from playwright.sync_api import sync_playwright
-
-    from tests.e2e.conftest import CHROMIUM_FLAGS, _chromium
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--values", type=int, default=50, help="answers typed one after another (default 50)")
     count = max(2, parser.parse_args().values)
-    os.environ["STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL"] = str(TTL_S)
-    server = Server()
+    top = int(field("answer").high)
     started = time.perf_counter()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_FLAGS)
-            start, peak, after, errors = soak(browser, server, count)
-            browser.close()
-    except Exception as why:  # a bench that cannot measure says so, with the reason
-        print(f"target: after ≤ {TARGET:.1f}× start and no error: MISS (could not measure: {why!s:.300})")
-        return
-    finally:
-        server.stop()
-    seconds = time.perf_counter() - started
-    print(f"{SECTION}: {count} answers typed one after another, from {int(field('answer').high):,} tokens down")
-    print(f"server RSS: start {start:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB ({after / start:.2f}× start)")
-    print(f"{seconds:.0f} s in all; errors: {errors or 'none'}")
-    verdict = "PASS" if after <= TARGET * start and not errors else "MISS"
-    print(f"target: after ≤ {TARGET:.1f}× start and no error: {verdict}")
+    figures = soaked(
+        lambda browser, server: measure(
+            server,
+            lambda: visit(browser, server, [top - 1000, top - 1001]),
+            lambda: visit(browser, server, [top - k for k in range(count)]),
+        )
+    )
+    if figures is not None:
+        seconds = time.perf_counter() - started
+        report(f"{SECTION}: {count} answers typed one after another from {top:,} tokens down, {seconds:.0f} s", figures,
+               TARGET)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from bench.load import PeakWatch, rss_mb
+from bench.soak import measure, report, soaked
 from core.plan.model_config import MAX_CONFIG_BYTES
 from tests.e2e.conftest import PageWatch, Server
 from ui.elements.navigation import PAGES
@@ -29,8 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 KV = next(spec for spec in PAGES if spec.url_path == "kv_cost")
 CONFIG = json.loads((ROOT / "tests" / "data" / "good_configs" / "qwen2_7b_text.json").read_text())
 TARGET = 1.10
-TTL_S = 3  # seconds a closed tab's session is kept by the soaked server
-SETTLE_S = TTL_S + 7  # the server has dropped a closed tab's session and its widget values
 
 
 def large_paste(large: bool = True) -> str:
@@ -73,39 +69,19 @@ def visit(browser: object, server: Server, reruns: int, large: bool) -> list[str
 
 def soak(browser: object, server: Server, reruns: int) -> tuple[float, float, float, list[str]]:
     """Start, peak and final resident memory of the server (MB) around one soaked tab, and the tab's errors."""
-    visit(browser, server, 2, large=False)  # every module loaded and every cache warm: the start is steady
-    time.sleep(SETTLE_S)
-    start = rss_mb(server.process.pid)
-    peak = PeakWatch(server.process.pid)
-    peak.start()
-    errors = visit(browser, server, reruns, large=True)
-    time.sleep(SETTLE_S)
-    peak.running = False
-    return start, max(peak.peak, rss_mb(server.process.pid)), rss_mb(server.process.pid), errors
+    return measure(
+        server, lambda: visit(browser, server, 2, large=False), lambda: visit(browser, server, reruns, large=True)
+    )
 
 
 def main() -> None:
-    from playwright.sync_api import sync_playwright
-
-    from tests.e2e.conftest import CHROMIUM_FLAGS, _chromium
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reruns", type=int, default=300, help="context steps with the paste held (default 300)")
     reruns = max(1, parser.parse_args().reruns)
-    os.environ["STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL"] = str(TTL_S)
-    server = Server()
-    try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=_chromium(), headless=True, args=CHROMIUM_FLAGS)
-            start, peak, after, errors = soak(browser, server, reruns)
-            browser.close()
-    finally:
-        server.stop()
-    print(f"{reruns} reruns with a {len(large_paste()):,}-character valid paste held in the session")
-    print(f"server RSS: start {start:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB ({after / start:.2f}× start)")
-    print(f"errors: {errors or 'none'}")
-    verdict = "PASS" if after <= TARGET * start and not errors else "MISS"
-    print(f"target: after ≤ {TARGET:.2f}× start and no error: {verdict}")
+    figures = soaked(lambda browser, server: soak(browser, server, reruns))
+    if figures is not None:
+        held = f"{reruns} reruns with a {len(large_paste()):,}-character valid paste held in the session"
+        report(held, figures, TARGET)
 
 
 if __name__ == "__main__":

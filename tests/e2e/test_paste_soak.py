@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.paste_soak import TARGET, TTL_S, soak
+from bench.paste_soak import TARGET, soak
+from bench.soak import TTL_S
 from tests.e2e.conftest import Server
 
 

@@ -56,8 +56,11 @@ def main() -> None:
     )
     if figures is not None:
         seconds = time.perf_counter() - started
-        report(f"{SECTION}: {count} answers typed one after another from {top:,} tokens down, {seconds:.0f} s", figures,
-               TARGET)
+        report(
+            f"{SECTION}: {count} answers typed one after another from {top:,} tokens down, {seconds:.0f} s",
+            figures,
+            TARGET,
+        )
 
 
 if __name__ == "__main__":
